@@ -103,6 +103,14 @@ class Sandbox(Protocol):
 
     def restore(self, ref: str) -> None: ...
 
+    def kill_all(self) -> None:
+        """Kill every process in the sandbox (daemons and orphans too) and close its shells.
+
+        Files are kept; ``exec`` and ``shell`` start fresh processes afterwards.
+        The verifier runs only after this, so nothing the agent started survives.
+        """
+        ...
+
     def alive(self) -> bool: ...
 
     def close(self) -> None: ...
