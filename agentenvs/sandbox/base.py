@@ -111,6 +111,16 @@ class Sandbox(Protocol):
         """
         ...
 
+    def seal(self) -> Sandbox:
+        """End the agent's phase and return the sandbox the final verifier runs in.
+
+        Every agent process is killed first. The returned sandbox holds the
+        agent's final files on programs and libraries the agent could not have
+        changed; it may be this sandbox (close it once) or a new one that the
+        caller closes.
+        """
+        ...
+
     def alive(self) -> bool: ...
 
     def close(self) -> None: ...

@@ -19,6 +19,15 @@ EVALUATORS_MOUNT = f"{EVALUATORS_ROOT}/evaluators"
 EVALUATORS_SOURCE = Path(evaluators.__file__).resolve().parent
 EVALUATORS_ENV = {"PYTHONPATH": EVALUATORS_ROOT, "PYTHONDONTWRITEBYTECODE": "1"}
 MAX_CHECK_OUTPUT = 8 << 20
+#: How checkers start: isolated Python (no PYTHON* variables, no user site, no site hooks, neither the
+#: working directory nor a script directory on sys.path) with only the read-only mount added to it.
+EVALUATORS_COMMAND = [
+    "python3",
+    "-I",
+    "-S",
+    "-c",
+    f"import sys; sys.path.insert(0, {EVALUATORS_ROOT!r}); from evaluators.__main__ import main; sys.exit(main())",
+]
 
 
 def run_in(
@@ -41,7 +50,7 @@ def run_checks(
     if not specs:
         return []
     payload = json.dumps([{"check": s.check, "args": s.args} for s in specs])
-    result = run_in(sandbox, shell, ["python3", "-m", "evaluators", "batch", payload], timeout, EVALUATORS_ENV)
+    result = run_in(sandbox, shell, [*EVALUATORS_COMMAND, "batch", payload], timeout)
     if result.timed_out:
         return [CheckResult.error(f"checks timed out after {timeout:g}s") for _ in specs]
     lines = result.stdout.strip().splitlines()

@@ -36,6 +36,9 @@ OWNER_HOST_LABEL = "agentenvs.owner_host"
 SNAPSHOT_LABEL = "agentenvs.snapshot"
 SNAPSHOT_REPO = "agentenvs/snapshot"
 OUR_STAGES = ("agentenvs/terminal", "agentenvs/swe", "agentenvs/base")
+#: The container's PID 1. As a namespace's init it ignores every signal sent from inside (``kill -9 -1``
+#: included), and the shell reaps the orphans it adopts, so the agent cannot stop its own container.
+KEEPER = 'trap "" HUP INT QUIT TERM USR1 USR2; while :; do sleep 3600 & wait $!; done'
 
 _client_lock = threading.Lock()
 _client: Any = None
@@ -120,13 +123,14 @@ class DockerSandbox:
         self._name = f"agentenvs-{uuid.uuid4().hex[:12]}"
         self._procs: ContainerProcesses | None = None
         self._procs_of = ""
+        #: What the agent changed that the verifier does not see (set on a sandbox made by ``seal``).
+        self.sealed_note = ""
         self._res.container = self._create(self.spec.image)
 
     def _create(self, image: str) -> str:
         spec = self.spec
         host_config = self._api.create_host_config(
             network_mode="bridge" if spec.network else "none",
-            init=True,
             mem_limit=f"{spec.memory_mb}m",
             memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(spec.cpus * 1e9),
@@ -137,7 +141,8 @@ class DockerSandbox:
         try:
             container = self._api.create_container(
                 image,
-                command=["sleep", "infinity"],
+                entrypoint=["/bin/sh", "-c", KEEPER],
+                command=[],
                 working_dir=spec.workdir,
                 environment=spec.env,
                 labels=labels,
@@ -303,6 +308,66 @@ class DockerSandbox:
         self._removers = [t for t in self._removers if t.is_alive()] + [remover]
         for shell in self._shells:
             shell.reset(cwd=self.spec.workdir)
+
+    def kill_all(self) -> None:
+        """Kill every process but the container's keeper (PID 1); close the shells. Files stay."""
+        container = self._live()
+        procs = self._processes()
+        self._forget_transports()
+        for shell in self._shells:
+            shell.close()
+        self._shells.clear()
+        if procs is not None:
+            procs.kill_all_but_init()
+            return
+        try:  # no cgroup view from this host: a restart kills everything just as surely
+            self._api.restart(container, timeout=0)
+        except Exception as exc:
+            raise as_sandbox_error(exc, "restart") from None
+
+    def seal(self) -> DockerSandbox:
+        """End the agent's phase; return a new sandbox for the verifier (the caller closes it).
+
+        Every agent process is killed and this container stopped, so nothing
+        can change its files any more; the new container starts from the
+        pristine image, so the verifier's programs and libraries are the
+        image's, and the agent's changes are copied into it as data, less
+        those that would alter the verifier's tools (``sealed_note`` lists them).
+        """
+        container = self._live()
+        self.kill_all()
+        try:
+            self._api.kill(container)
+        except Exception as exc:
+            raise as_sandbox_error(exc, "stop") from None
+        from agentenvs.sandbox.docker_state import read_changes
+
+        changes = read_changes(self._api, container)
+        verifier = DockerSandbox(self.spec, client=self._client)
+        try:
+            verifier.apply_changes(changes.deletions, changes.emptied, changes.archive)
+        except BaseException:
+            verifier.close()
+            raise
+        verifier.sealed_note = changes.summary()
+        return verifier
+
+    def apply_changes(self, deletions: list[str], emptied: list[str], archive: bytes) -> None:
+        """Delete, empty, then unpack ``archive`` at ``/``: how the agent's state enters a fresh container."""
+        script = 'for p in "$@"; do rm -rf -- "$p"; done'
+        steps = [["sh", "-c", script, "sh", *deletions]] if deletions else []
+        steps += [["find", path, "-mindepth", "1", "-delete"] for path in emptied]
+        for argv in steps:
+            done = self.exec(argv, timeout=120, cwd="/")
+            if done.exit_code != 0:
+                raise SandboxError(f"preparing the verifier's container failed: {done.output[-400:]}")
+        if archive:
+            try:
+                ok = self._api.put_archive(self._live(), "/", archive)
+            except Exception as exc:
+                raise as_sandbox_error(exc, "copy of the agent's state") from None
+            if not ok:
+                raise SandboxError("docker refused to copy the agent's state into the verifier's container")
 
     def alive(self) -> bool:
         import docker.errors

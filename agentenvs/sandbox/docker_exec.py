@@ -290,6 +290,11 @@ class ContainerProcesses:
             note, self._note = self._note, ""
             return note
 
+    def kill_all_but_init(self) -> int:
+        """SIGKILL every process of the container except its init (the keeper)."""
+        with self._lock:
+            return self._kill(lambda pid, _sid, _start: pid != self.init_pid)
+
     def kill_session(self, leader: int, *, since_ticks: int, leader_too: bool = False) -> int:
         """SIGKILL the processes of ``leader``'s session started at or after ``since_ticks`` (clock ticks since boot)."""
         with self._lock:

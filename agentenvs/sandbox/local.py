@@ -353,6 +353,20 @@ class LocalSandbox:
         for shell in self._res.shells:
             shell.reset(cwd=self.workdir)
 
+    def kill_all(self) -> None:
+        """Kill every process (the namespaces die with their holder); later commands get new namespaces."""
+        self._check_open()
+        self._res.kill_processes()
+        for shell in self._res.shells:
+            shell.close()
+        self._res.shells.clear()
+
+    def seal(self) -> LocalSandbox:
+        """End the agent's phase: every agent process killed. The verifier runs here, in new namespaces,
+        on the host's read-only programs, which the agent could never write."""
+        self.kill_all()
+        return self
+
     def alive(self) -> bool:
         return not self._closed
 

@@ -11,7 +11,9 @@ read-only in every sandbox, so the agent cannot tamper with them.
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,7 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
+from agentenvs.sandbox.agent_state import verifier_env
 from agentenvs.sandbox.base import Sandbox, Shell
 from agentenvs.sandbox.checks import EVALUATORS_ENV, run_checks, run_in
 from agentenvs.sandbox.provision import Provisioner
@@ -92,26 +95,51 @@ class TerminalEnv(AgentEnv):
         return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
 
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
-        # The agent's shell stays open, as in Harbor: services it started keep running.
-        sandbox = self.sandbox
+        """Seal the sandbox (every agent process killed, a toolchain the agent never touched), then grade."""
         tests = task.dir("tests")
-        if tests is not None and (tests / "test.sh").is_file():
-            return self._run_harbor_verifier(task, sandbox)
-        if task.config.evaluator is not None:
-            return combine(task.config.evaluator, run_checks(sandbox, task.config.evaluator.checks))
-        raise SandboxError(f"{task.full_id} has neither tests/test.sh nor an [evaluator] section")
+        if not (tests is not None and (tests / "test.sh").is_file()) and task.config.evaluator is None:
+            raise SandboxError(f"{task.full_id} has neither tests/test.sh nor an [evaluator] section")
+        self._shell = self._checker = None
+        sealed = self.sandbox.seal()
+        try:
+            if tests is not None and (tests / "test.sh").is_file():
+                verdict = self._run_harbor_verifier(task, sealed)
+            else:
+                assert task.config.evaluator is not None
+                verdict = combine(task.config.evaluator, run_checks(sealed, task.config.evaluator.checks))
+        finally:
+            if sealed is not self.sandbox:
+                sealed.close()
+        note = getattr(sealed, "sealed_note", "")
+        return replace(verdict, detail=f"{verdict.detail}\n[{note}]".strip()) if note else verdict
 
     def _run_harbor_verifier(self, task: Task, sandbox: Sandbox) -> Verdict:
+        """Harbor's verifier: ``tests/`` uploaded now, ``test.sh`` run, the reward read from ``/logs/verifier``.
+
+        ``/tests``, ``/logs/verifier`` and the run's HOME and TMPDIR are made
+        fresh after every agent process is gone, so only this run writes there.
+        """
         tests = task.dir("tests")
         assert tests is not None
-        sandbox.exec(f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} && mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
+        scratch = f"/tmp/.agentenvs-verifier-{secrets.token_hex(12)}"
+        prepare = (
+            f"for d in {TESTS_DIR} {VERIFIER_LOGS}; do "
+            'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; '
+            'mkdir -p -- "$d" && chmod -R u+rwX -- "$d" && find "$d" -mindepth 1 -delete || exit 1; done; '
+            f"mkdir -m 700 {scratch} && mkdir {scratch}/home {scratch}/tmp"
+        )
+        ready = sandbox.exec(["bash", "--noprofile", "--norc", "-c", prepare], timeout=30, cwd="/")
+        if ready.exit_code != 0:
+            # Only the agent shaped these paths (it can never reach them once sealed): its failure.
+            return Verdict(score=0.0, success=False, detail=f"the verifier's directories: {ready.output[-300:]}")
         sandbox.put(tests, TESTS_DIR)
         verifier = task.config.verifier
+        env = verifier_env(f"{scratch}/home", f"{scratch}/tmp", {**EVALUATORS_ENV, **verifier.env})
         result = sandbox.exec(
-            f"bash {TESTS_DIR}/test.sh",
+            ["bash", "--noprofile", "--norc", f"{TESTS_DIR}/test.sh"],
             timeout=verifier.timeout_sec,
             cwd=task.config.environment.workdir,
-            env={**EVALUATORS_ENV, **verifier.env},
+            env=env,
         )
         tail = result.output[-2000:]
         if result.timed_out:
@@ -163,8 +191,10 @@ def _read_reward(sandbox: Sandbox, verifier_output: str) -> Verdict:
     for name in ("reward.json", "reward.txt"):
         try:
             raw = sandbox.get(f"{VERIFIER_LOGS}/{name}").decode("utf-8", "replace").strip()
-        except (FileNotFoundError, SandboxError):
+        except FileNotFoundError:
             continue
+        except OSError as exc:  # a directory or a special file where the reward should be
+            return Verdict(score=0.0, success=False, detail=f"unreadable {name}: {exc}")
         try:
             if name == "reward.json":
                 metrics = {k: float(v) for k, v in json.loads(raw).items() if isinstance(v, (int, float))}
