@@ -26,6 +26,7 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
 from agentenvs.sandbox.docker_exec import ContainerProcesses, DockerExecTransport, as_sandbox_error, run_exec_bounded
+from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.shell import PersistentShell
@@ -87,8 +88,17 @@ class _Resources:
     api: Any
     container: str = ""
     images: list[str] = field(default_factory=list)
+    #: The host-side checker binds the container's merged directory: it must go before the container.
+    checker: StateChecker | None = None
+    checker_of: str = ""
+
+    def close_checker(self) -> None:
+        if self.checker is not None:
+            self.checker.close()
+            self.checker = None
 
     def release(self) -> None:
+        self.close_checker()
         if self.container:
             _quiet(self.api.remove_container, self.container, force=True)
             self.container = ""
@@ -295,6 +305,7 @@ class DockerSandbox:
                 f"unknown snapshot {ref!r}: restore takes a reference this sandbox's snapshot() returned"
             )
         old = self._live()
+        self._res.close_checker()
         self._res.container = self._create(ref)
         self._forget_transports()
         remover = threading.Thread(
@@ -336,6 +347,7 @@ class DockerSandbox:
         """
         container = self._live()
         self.kill_all()
+        self._res.close_checker()
         try:
             self._api.kill(container)
         except Exception as exc:
@@ -368,6 +380,21 @@ class DockerSandbox:
                 raise as_sandbox_error(exc, "copy of the agent's state") from None
             if not ok:
                 raise SandboxError("docker refused to copy the agent's state into the verifier's container")
+
+    def state_checker(self) -> StateChecker:
+        """The checker that reads this container's files from the host (see :mod:`.state_checker`)."""
+        container = self._live()
+        res = self._res
+        if res.checker is None or res.checker_of != container:
+            try:
+                merged = self._api.inspect_container(container)["GraphDriver"]["Data"]["MergedDir"]
+            except (KeyError, TypeError):
+                raise SandboxError(
+                    "checks outside the container need the overlay2 storage driver (its merged directory)"
+                ) from None
+            res.close_checker()
+            res.checker, res.checker_of = StateChecker(Path(merged)), container
+        return res.checker
 
     def alive(self) -> bool:
         import docker.errors

@@ -1,0 +1,145 @@
+"""Dense checks outside the agent's reach: a checker process on the host reading the sandbox's files as data.
+
+Inside a sandbox the agent owns every process and, on docker, every program:
+it can replace ``python3``, ptrace the checker, or write into its output
+stream. So checks that only read state (files, JSON, CSV, SQLite, test
+reports) run here instead: one long-lived Python per sandbox, started from
+the host's own read-only interpreter in a bubblewrap of its own (no network,
+no capabilities, its own pid namespace, which the agent cannot see into),
+with the sandbox's filesystem mounted read-only at ``/agent``. The evaluators
+resolve every path beneath that root (``AGENTENVS_STATE_ROOT``, openat2's
+``RESOLVE_IN_ROOT``), so no symlink the agent plants leads anywhere else.
+Checks that need the agent's live processes or network (``evaluators.is_live``)
+still run in the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenvs.core.errors import SandboxError
+from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_ROOT, EVALUATORS_SOURCE
+
+STATE_MOUNT = "/agent"
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc")
+_SERVE = (
+    f"import sys, json; sys.path.insert(0, {EVALUATORS_ROOT!r}); from evaluators import run_batch\n"
+    "for line in sys.stdin:\n"
+    "    try:\n"
+    "        out = run_batch(json.loads(line))\n"
+    "    except Exception as exc:\n"
+    "        out = {'error': f'{type(exc).__name__}: {exc}'}\n"
+    "    sys.stdout.write(json.dumps(out) + '\\n')\n"
+    "    sys.stdout.flush()\n"
+)
+MAX_REPLY = 16 << 20
+
+
+class StateChecker:
+    """A checker bound to one state root.
+
+    ``identity`` is an argv prefix that runs bubblewrap as the unprivileged
+    host user the sandbox maps to root (then the checker maps it to root too,
+    so owners read as the agent sees them); without one the checker runs as
+    host root with no capability but reading files (the docker case, whose
+    files belong to the host's root). ``etc`` replaces the host's /etc.
+    """
+
+    def __init__(self, state_root: Path, *, identity: Sequence[str] = (), etc: Path | None = None):
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise SandboxError("checks outside the sandbox need bubblewrap: apt-get install bubblewrap")
+        self.state_root = Path(state_root)
+        argv = [*identity, bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        argv += ["--die-with-parent", "--new-session"]
+        if identity:
+            argv += ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
+        else:
+            argv += ["--cap-drop", "ALL", "--cap-add", "CAP_DAC_READ_SEARCH"]
+        for d in _SYSTEM:
+            if d == "/etc" and etc is not None:
+                argv += ["--ro-bind", str(etc), "/etc"]
+            elif os.path.islink(d):
+                argv += ["--symlink", os.readlink(d), d]
+            elif os.path.isdir(d):
+                argv += ["--ro-bind", d, d]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        argv += ["--ro-bind", str(self.state_root), STATE_MOUNT, "--ro-bind", str(EVALUATORS_SOURCE), EVALUATORS_MOUNT]
+        argv += ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
+        argv += ["--setenv", "LANG", "C.UTF-8", "--setenv", "AGENTENVS_STATE_ROOT", STATE_MOUNT]
+        argv += ["--", "/usr/bin/python3", "-I", "-S", "-c", _SERVE]
+        self._argv = argv
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                self._argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+                start_new_session=True,
+            )
+        return self._proc
+
+    def run(self, specs: list[dict[str, Any]], timeout: float = 30.0) -> list[dict[str, Any]] | str:
+        """Results for ``specs``, or a string saying why the checker gave none (then it is restarted)."""
+        with self._lock:
+            proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(json.dumps(specs).encode() + b"\n")
+                proc.stdin.flush()
+            except OSError as exc:
+                self._stop()
+                return f"the checker could not take the checks: {exc}"
+            line = _read_line(proc.stdout.fileno(), timeout)
+            if line is None:
+                self._stop()
+                return f"the checks took longer than {timeout:g}s"
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                self._stop()
+                return f"the checker answered garbage: {line[:200]!r}"
+            if isinstance(reply, dict):
+                return str(reply.get("error", "the checker failed"))
+            return reply
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+def _read_line(fd: int, timeout: float) -> bytes | None:
+    """One newline-terminated reply from ``fd`` within ``timeout``, or None."""
+    deadline = time.monotonic() + timeout
+    buf = bytearray()
+    while len(buf) <= MAX_REPLY:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return None
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+        if buf.endswith(b"\n"):
+            return bytes(buf)
+    return None
