@@ -1,10 +1,14 @@
-"""Checkers that run next to the state they check.
+"""Checkers that read the state they check.
 
-Standard library only: this package is copied into sandboxes and run with
-the system ``python3`` (``PYTHONPATH=/opt/agentenvs python3 -m evaluators``),
-so it imports nothing from ``agentenvs``. Each checker is a function
-registered by name that takes keyword arguments and returns
-``{"passed": bool, "score": float, "detail": str}``.
+Standard library only, and nothing from ``agentenvs``: the package runs
+inside sandboxes with the system ``python3``
+(``PYTHONPATH=/opt/agentenvs python3 -m evaluators``), and in a trusted
+checker outside the agent's reach with the host's own isolated interpreter
+(``python3 -I -S -B /opt/agentenvs/evaluators/_entry.py``), where
+``AGENTENVS_STATE_ROOT`` names the directory holding the agent's filesystem
+(see ``_state``). Each checker is a function registered by name that takes
+keyword arguments and returns ``{"passed": bool, "score": float, "detail": str}``;
+the ``live`` ones need the agent's processes and run only in the sandbox.
 """
 
 from __future__ import annotations
@@ -12,13 +16,30 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators import data, files, procs, reports, text  # noqa: F401 - registers the checkers
-from evaluators._registry import ArgumentError, Result, check, get, names, result, run_check, signature
+from evaluators._registry import ArgumentError, Result, check, get, is_live, names, result, run_check, signature
+from evaluators._state import STATE_ROOT_ENV, StateRootError
 
-__all__ = ["ArgumentError", "Result", "check", "get", "names", "result", "run_batch", "run_check", "signature"]
+__all__ = [
+    "STATE_ROOT_ENV",
+    "ArgumentError",
+    "Result",
+    "StateRootError",
+    "check",
+    "get",
+    "is_live",
+    "names",
+    "result",
+    "run_batch",
+    "run_check",
+    "signature",
+]
 
 
 def run_batch(specs: Any) -> list[Result]:
-    """Run a list of ``{"check": name, "args": {...}}``; one result per spec, never raising for a bad spec."""
+    """Run a list of ``{"check": name, "args": {...}}``; one result per spec, never raising for a bad spec.
+
+    ``StateRootError`` (an unusable state root) does escape: no result of such a run means anything.
+    """
     if not isinstance(specs, list):
         raise ArgumentError('a batch must be a JSON list of {"check": name, "args": {...}} objects')
     results = []

@@ -2,7 +2,9 @@
 
 ``run`` is for one check in a shell script (exit 0 passed, 1 failed, 2 bad
 arguments); ``batch`` prints one JSON result per spec; ``reward`` writes a
-Harbor reward file (``{"reward": x, <check>: score, ...}``).
+Harbor reward file (``{"reward": x, <check>: score, ...}``). ``list`` marks
+the live checkers. An unusable ``AGENTENVS_STATE_ROOT`` exits 3 and writes
+no reward: that is the checker's setup failing, not the agent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from evaluators import ArgumentError, names, run_batch, run_check, signature
+from evaluators import ArgumentError, StateRootError, is_live, names, run_batch, run_check, signature
 
 
 def _value(text: str) -> Any:
@@ -92,6 +94,15 @@ def _write(path: str, payload: dict[str, float]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; the exit status is the command's (3 for an unusable state root)."""
+    try:
+        return _main(argv)
+    except StateRootError as exc:
+        print(f"evaluators: {exc}", file=sys.stderr)
+        return 3
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m evaluators", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the checkers and their arguments")
@@ -111,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if opts.command == "list":
         for name in names():
-            print(signature(name))
+            print(signature(name) + ("  [live: needs the agent's processes]" if is_live(name) else ""))
         return 0
     if opts.command == "run":
         try:

@@ -9,6 +9,7 @@ author hears about it instead of every agent silently scoring 0.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -16,22 +17,53 @@ Result = dict[str, Any]
 Checker = Callable[..., Result]
 
 _CHECKS: dict[str, Checker] = {}
+_LIVE: set[str] = set()
 
 
 class ArgumentError(ValueError):
     """A checker was called with arguments it cannot use."""
 
 
-def check(name: str) -> Callable[[Checker], Checker]:
-    """Register a checker under ``name``."""
+def check(name: str, live: bool = False) -> Callable[[Checker], Checker]:
+    """Register a checker under ``name``.
+
+    ``live`` marks a checker that needs the agent's running processes or its
+    network namespace (not only its files): it can run only inside the
+    sandbox, and refuses to run against a state root (``AGENTENVS_STATE_ROOT``),
+    where there are files and nothing else.
+    """
 
     def decorate(fn: Checker) -> Checker:
         if name in _CHECKS:
             raise ValueError(f"checker {name!r} is registered twice")
+        if live:
+            fn = _refuse_on_state_root(name, fn)
+            _LIVE.add(name)
         _CHECKS[name] = fn
         return fn
 
     return decorate
+
+
+def _refuse_on_state_root(name: str, fn: Checker) -> Checker:
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Result:
+        from evaluators._state import state_root
+
+        if state_root() is not None:
+            return result(
+                False,
+                f"{name} is a live check (it needs the agent's running processes) and cannot run on a state root",
+            )
+        return fn(*args, **kwargs)
+
+    return guarded
+
+
+def is_live(name: str) -> bool:
+    """Whether the checker ``name`` needs the agent's processes (see ``check``)."""
+    get(name)
+    return name in _LIVE
 
 
 def result(passed: bool, detail: str = "", score: float | None = None) -> Result:
@@ -63,9 +95,14 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
     """Run one checker by name.
 
     Raises ``ArgumentError`` for an unknown check or arguments it does not
-    accept. Any other exception escaping a checker is reported as a failed
-    result naming the exception, so a batch never crashes on odd state.
+    accept, and ``StateRootError`` when the state root is unusable (the
+    checker's setup is broken, which must not score as the agent's failure).
+    Any other exception escaping a checker is reported as a failed result
+    naming the exception, so a batch never crashes on odd state. Messages
+    name in-sandbox paths only.
     """
+    from evaluators._state import StateRootError, scrub
+
     fn = get(name)
     args = {} if args is None else args
     if not isinstance(args, dict):
@@ -75,11 +112,12 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
     except TypeError as exc:
         raise ArgumentError(f"{name}: {exc}; expected {signature(name)}") from None
     try:
-        return fn(**args)
-    except ArgumentError:
+        res = fn(**args)
+    except (ArgumentError, StateRootError):
         raise
     except Exception as exc:  # noqa: BLE001 - odd state must not crash the grader
-        return result(False, f"{name}: {type(exc).__name__}: {exc}")
+        res = result(False, f"{name}: {type(exc).__name__}: {exc}")
+    return {**res, "detail": scrub(str(res.get("detail", "")))}
 
 
 def require(value: Any, kind: type | tuple[type, ...], what: str) -> Any:

@@ -7,9 +7,11 @@ import json
 import math
 import os
 import re
+import tempfile
 import time
 from typing import Any
 
+from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
 from evaluators.text import _Unreadable, read_text
 
@@ -179,6 +181,32 @@ def _as_rows(expected: Any) -> list[list[Any]]:
     return rows
 
 
+#: ``sqlite_query`` copies the database (and its journal) up to this size.
+MAX_SQLITE_BYTES = 256 * 1024 * 1024
+
+
+def _query(sqlite3, copy: str, query: str, timeout: float) -> list[list[Any]] | str:
+    """The first 10,000 rows of ``query`` on the private copy, or why it failed.
+
+    The copy is opened read-write so SQLite can replay its WAL or roll back a
+    hot journal (what any reader of the agent's database would see); the
+    connection itself refuses to change anything.
+    """
+    try:
+        conn = sqlite3.connect(copy, timeout=timeout)
+    except sqlite3.Error as exc:
+        return f"cannot open: {exc}"
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        deadline = time.monotonic() + timeout
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        return [list(r) for r in conn.execute(query).fetchmany(10_000)]
+    except sqlite3.Error as exc:
+        return f"query failed: {exc}"
+    finally:
+        conn.close()
+
+
 @check("sqlite_query")
 def sqlite_query(
     path: str,
@@ -191,7 +219,9 @@ def sqlite_query(
 ) -> Result:
     """Run a read-only query on a SQLite file and compare with the expected result.
 
-    Give ``expected_rows`` (a list of rows, each a list of values) or
+    The query runs on a private copy of the database (and of its ``-wal`` or
+    ``-journal``), so the agent's files are never written and a name swapped
+    mid-check cannot redirect SQLite. Give ``expected_rows`` (a list of rows, each a list of values) or
     ``expected_scalar`` (the first column of the only row). Rows compare in
     order unless ``ordered`` is false.
     """
@@ -203,22 +233,18 @@ def sqlite_query(
     if (expected_rows is None) == (expected_scalar is None):
         raise ArgumentError("give exactly one of expected_rows or expected_scalar")
     want = _as_rows(expected_rows) if expected_rows is not None else None
-    if not os.path.isfile(path):
-        return result(False, f"{path}: missing")
-    uri = "file:" + os.path.abspath(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=float(timeout))
-    except sqlite3.Error as exc:
-        return result(False, f"{path}: cannot open: {exc}")
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        deadline = time.monotonic() + float(timeout)
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        got = [list(r) for r in conn.execute(query).fetchmany(10_000)]
-    except sqlite3.Error as exc:
-        return result(False, f"{path}: query failed: {exc}")
-    finally:
-        conn.close()
+    with tempfile.TemporaryDirectory(prefix="evaluators-sqlite-") as scratch:
+        copy = os.path.join(scratch, "db")
+        try:
+            if not _state.copy_out(path, copy, MAX_SQLITE_BYTES):
+                return result(False, f"{path}: missing")
+            for suffix in ("-wal", "-journal"):
+                _state.copy_out(path + suffix, copy + suffix, MAX_SQLITE_BYTES)
+        except OSError as exc:
+            return result(False, f"{path}: cannot read: {_state.describe(exc)}")
+        got = _query(sqlite3, copy, query, float(timeout))
+    if isinstance(got, str):
+        return result(False, f"{path}: {got}")
     if want is None:
         if len(got) != 1 or not got[0]:
             return result(False, f"{path}: expected one row, got {len(got)} rows")

@@ -1,7 +1,12 @@
-"""Checks on files and directories: existence, digests, permissions, owners."""
+"""Checks on files and directories: existence, digests, permissions, owners.
+
+Every path is read through ``evaluators._state`` (beneath the state root
+when one is set); messages show the in-sandbox path.
+"""
 
 from __future__ import annotations
 
+import errno
 import grp
 import hashlib
 import os
@@ -9,7 +14,11 @@ import pwd
 import stat
 from fnmatch import fnmatch
 
+from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
+
+#: ``file_sha256`` and ``tree_hash`` read at most this much (an agent's sparse terabyte file must not stall them).
+MAX_HASH_BYTES = 1 << 30
 
 
 def _path(path: object) -> str:
@@ -23,10 +32,15 @@ def _path(path: object) -> str:
 def file_exists(path: str, nonempty: bool = False) -> Result:
     """A regular file exists at ``path`` (and has content, with ``nonempty``)."""
     path = _path(path)
-    if not os.path.isfile(path):
-        kind = "a directory" if os.path.isdir(path) else "missing"
-        return result(False, f"{path}: {kind}, expected a file")
-    if nonempty and os.path.getsize(path) == 0:
+    try:
+        st = _state.stat_state(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return result(False, f"{path}: missing, expected a file")
+    except OSError as exc:
+        return result(False, f"{path}: {_state.describe(exc)}")
+    if not stat.S_ISREG(st.st_mode):
+        return result(False, f"{path}: {_state.kind(st)}, expected a file")
+    if nonempty and st.st_size == 0:
         return result(False, f"{path}: exists but is empty")
     return result(True, f"{path}: exists")
 
@@ -35,7 +49,11 @@ def file_exists(path: str, nonempty: bool = False) -> Result:
 def file_absent(path: str) -> Result:
     """Nothing (no file, directory or dangling link) exists at ``path``."""
     path = _path(path)
-    if os.path.lexists(path):
+    try:
+        present = _state.lexists(path)
+    except OSError as exc:
+        return result(False, f"{path}: cannot tell whether it exists: {_state.describe(exc)}")
+    if present:
         return result(False, f"{path}: still exists")
     return result(True, f"{path}: absent")
 
@@ -45,22 +63,25 @@ def dir_exists(path: str, min_entries: int = 0) -> Result:
     """A directory exists at ``path`` with at least ``min_entries`` entries."""
     path = _path(path)
     require(min_entries, int, "min_entries")
-    if not os.path.isdir(path):
-        return result(False, f"{path}: not a directory")
     try:
-        count = len(os.listdir(path))
+        count = len(_state.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return result(False, f"{path}: not a directory")
     except OSError as exc:
-        return result(False, f"{path}: cannot list: {exc.strerror}")
+        return result(False, f"{path}: cannot list: {_state.describe(exc)}")
     if count < min_entries:
         return result(False, f"{path}: {count} entries, expected at least {min_entries}")
     return result(True, f"{path}: directory with {count} entries")
 
 
-def sha256_of(path: str) -> str:
+def sha256_of(fh, budget: list[int]) -> str:
+    """SHA-256 of an open file, spending ``budget[0]`` bytes of reading (``TooLarge`` when spent)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        budget[0] -= len(block)
+        if budget[0] < 0:
+            raise _state.TooLarge(errno.EFBIG, f"more than {MAX_HASH_BYTES} bytes to hash")
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -72,12 +93,13 @@ def file_sha256(path: str, sha256: str) -> Result:
     expected = sha256.strip().lower()
     if len(expected) != 64 or any(c not in "0123456789abcdef" for c in expected):
         raise ArgumentError(f"sha256 must be 64 hex digits, got {sha256!r}")
-    if not os.path.isfile(path):
-        return result(False, f"{path}: missing")
     try:
-        actual = sha256_of(path)
+        with _state.open_regular(path) as fh:
+            actual = sha256_of(fh, [MAX_HASH_BYTES])
+    except (FileNotFoundError, NotADirectoryError):
+        return result(False, f"{path}: missing")
     except OSError as exc:
-        return result(False, f"{path}: cannot read: {exc.strerror}")
+        return result(False, f"{path}: cannot read: {_state.describe(exc)}")
     return result(
         actual == expected, f"{path}: sha256 {actual}" + ("" if actual == expected else f", expected {expected}")
     )
@@ -107,14 +129,15 @@ def file_mode(path: str, mode: str | int) -> Result:
     path = _path(path)
     expected = _parse_mode(mode)
     try:
-        actual = stat.S_IMODE(os.lstat(path).st_mode)
+        actual = stat.S_IMODE(_state.stat_state(path, follow=False).st_mode)
     except OSError as exc:
-        return result(False, f"{path}: {exc.strerror}")
+        return result(False, f"{path}: {_state.describe(exc)}")
     ok = actual == expected
     return result(ok, f"{path}: mode {actual:04o}" + ("" if ok else f", expected {expected:04o}"))
 
 
-def _resolve_id(value: object, what: str, lookup) -> int:
+def _resolve_id(value: object, what: str, table: str, lookup) -> int:
+    """A numeric id, or a name looked up in the state root's ``/etc/<table>`` (the system's without a root)."""
     if isinstance(value, bool):
         raise ArgumentError(f"{what} must be a name or a numeric id")
     if isinstance(value, int):
@@ -122,6 +145,9 @@ def _resolve_id(value: object, what: str, lookup) -> int:
     if isinstance(value, str) and value.isdigit():
         return int(value)
     if isinstance(value, str) and value:
+        ids = _state.account_ids(table)
+        if ids is not None:
+            return ids.get(value, -1)
         try:
             return lookup(value)
         except KeyError:
@@ -136,16 +162,16 @@ def file_owner(path: str, user: str | int | None = None, group: str | int | None
     if user is None and group is None:
         raise ArgumentError("file_owner needs user, group, or both")
     try:
-        st = os.lstat(path)
+        st = _state.stat_state(path, follow=False)
     except OSError as exc:
-        return result(False, f"{path}: {exc.strerror}")
+        return result(False, f"{path}: {_state.describe(exc)}")
     problems = []
     if user is not None:
-        uid = _resolve_id(user, "user", lambda n: pwd.getpwnam(n).pw_uid)
+        uid = _resolve_id(user, "user", "passwd", lambda n: pwd.getpwnam(n).pw_uid)
         if uid != st.st_uid:
             problems.append(f"owner uid {st.st_uid}, expected {user}")
     if group is not None:
-        gid = _resolve_id(group, "group", lambda n: grp.getgrnam(n).gr_gid)
+        gid = _resolve_id(group, "group", "group", lambda n: grp.getgrnam(n).gr_gid)
         if gid != st.st_gid:
             problems.append(f"group gid {st.st_gid}, expected {group}")
     if problems:
@@ -162,32 +188,24 @@ def digest_tree(root: str, exclude: list[str] | tuple[str, ...] = (), max_files:
     """SHA-256 over a tree: relative paths, types, permission bits, link targets, contents.
 
     Modification times and owners are left out so the same state built twice
-    hashes the same. Raises ``OSError`` if the tree cannot be read.
+    hashes the same. Symlinks are hashed as their targets, never followed.
+    Raises ``OSError`` if the tree cannot be read or changes under the walk.
     """
     digest = hashlib.sha256()
-    count = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if not _excluded(rel_dir + d, exclude))
-        entries = sorted(dirnames + [f for f in filenames if not _excluded(rel_dir + f, exclude)])
-        for name in entries:
-            count += 1
-            if count > max_files:
-                raise OSError(f"more than {max_files} entries under {root}")
-            full = os.path.join(dirpath, name)
-            st = os.lstat(full)
-            mode = stat.S_IMODE(st.st_mode)
-            if stat.S_ISLNK(st.st_mode):
-                kind, payload = "l", os.readlink(full).encode()
-            elif stat.S_ISDIR(st.st_mode):
-                kind, payload = "d", b""
-            elif stat.S_ISREG(st.st_mode):
-                kind, payload = "f", sha256_of(full).encode()
-            else:
-                kind, payload = "o", b""
-            digest.update(f"{kind} {mode:04o} {rel_dir}{name}\0".encode())
-            digest.update(payload + b"\0")
+    budget = [MAX_HASH_BYTES]
+    for rel, st, dir_fd, name in _state.walk(root, lambda rel: not _excluded(rel, exclude), max_files):
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            kind, payload = "l", os.fsencode(os.readlink(name, dir_fd=dir_fd))
+        elif stat.S_ISDIR(st.st_mode):
+            kind, payload = "d", b""
+        elif stat.S_ISREG(st.st_mode):
+            with _state.open_entry(dir_fd, name) as fh:
+                kind, payload = "f", sha256_of(fh, budget).encode()
+        else:
+            kind, payload = "o", b""
+        digest.update(f"{kind} {mode:04o} {rel}\0".encode())
+        digest.update(payload + b"\0")
     return digest.hexdigest()
 
 
@@ -205,12 +223,17 @@ def tree_hash(path: str, expected: str | None = None, exclude: list[str] | None 
         require(p, str, "exclude entries")
     if expected is not None:
         require(expected, str, "expected")
-    if not os.path.isdir(path):
+    try:
+        is_dir = stat.S_ISDIR(_state.stat_state(path).st_mode)
+    except OSError:
+        is_dir = False
+    if not is_dir:
         return result(False, f"{path}: not a directory")
     try:
         value = digest_tree(path, patterns)
-    except OSError as exc:
-        return result(False, f"{path}: cannot hash: {exc}")
+    except (OSError, RecursionError) as exc:
+        reason = _state.describe(exc) if isinstance(exc, OSError) else "too deeply nested"
+        return result(False, f"{path}: cannot hash: {reason}")
     if expected is None:
         return result(True, value)
     return result(value == expected.strip().lower(), value)

@@ -1,4 +1,8 @@
-"""Checks on running things: commands, processes, listening ports (read from /proc)."""
+"""Live checks on running things: commands, processes, listening ports (read from /proc).
+
+They need the agent's processes and network namespace, so they are registered
+``live`` and refuse to run against a state root (see ``_registry.check``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from evaluators._registry import ArgumentError, Result, check, require, result
 MAX_OUTPUT = 1 << 20
 
 
-@check("command_exit")
+@check("command_exit", live=True)
 def command_exit(
     command: str | list[str],
     exit_code: int = 0,
@@ -101,7 +105,7 @@ def _proc_state(pid: str) -> str:
         return "?"
 
 
-@check("process_running")
+@check("process_running", live=True)
 def process_running(pattern: str, min_count: int = 1) -> Result:
     """At least ``min_count`` live processes have a command line matching ``pattern``.
 
@@ -163,7 +167,7 @@ def _address(hex_addr: str) -> str:
 _ANY = {"0.0.0.0", "0000:0000:0000:0000:0000:0000:0000:0000"}
 
 
-@check("port_listening")
+@check("port_listening", live=True)
 def port_listening(port: int, host: str | None = None) -> Result:
     """A TCP socket listens on ``port`` (on ``host``, or a wildcard address, if given)."""
     require(port, int, "port")

@@ -6,10 +6,10 @@ the code under test can fake.
 
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
 
 
@@ -33,11 +33,15 @@ class _BadReport(Exception):
 def load_cases(path: str) -> list[Case]:
     """Every test case in a JUnit XML report; ``_BadReport`` if there is none to read."""
     require(path, str, "path")
-    if not os.path.isfile(path):
-        raise _BadReport(f"{path}: missing (did the test run write its report?)")
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
+        data = _state.read_bytes(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _BadReport(f"{path}: missing (did the test run write its report?)") from None
+    except OSError as exc:
+        raise _BadReport(f"{path}: not a readable JUnit XML report: {_state.describe(exc)}") from None
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
         raise _BadReport(f"{path}: not a readable JUnit XML report: {exc}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise _BadReport(f"{path}: root element <{root.tag}> is not <testsuites> or <testsuite>")

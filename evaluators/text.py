@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import difflib
-import os
 import re
 
+from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
 
-MAX_TEXT_BYTES = 64 * 1024 * 1024
+MAX_TEXT_BYTES = _state.MAX_READ_BYTES
 
 
 class _Unreadable(Exception):
@@ -16,17 +16,21 @@ class _Unreadable(Exception):
 
 
 def read_text(path: str) -> str:
-    """The file's text (UTF-8, undecodable bytes replaced); ``_Unreadable`` says why not."""
+    """The file's text (UTF-8, undecodable bytes replaced); ``_Unreadable`` says why not.
+
+    At most ``MAX_TEXT_BYTES`` are read, even from a file that grows while
+    it is read; a fifo or a device is never opened.
+    """
     require(path, str, "path")
-    if not os.path.isfile(path):
-        raise _Unreadable(f"{path}: missing" if not os.path.exists(path) else f"{path}: not a regular file")
     try:
-        if os.path.getsize(path) > MAX_TEXT_BYTES:
-            raise _Unreadable(f"{path}: larger than {MAX_TEXT_BYTES} bytes")
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace")
+        data = _state.read_bytes(path, MAX_TEXT_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _Unreadable(f"{path}: missing") from None
+    except (_state.NotRegular, _state.TooLarge) as exc:
+        raise _Unreadable(f"{path}: {_state.describe(exc)}") from None
     except OSError as exc:
-        raise _Unreadable(f"{path}: cannot read: {exc.strerror}") from None
+        raise _Unreadable(f"{path}: cannot read: {_state.describe(exc)}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def normalise(text: str, strip: bool = True, collapse_whitespace: bool = False, ignore_case: bool = False) -> str:
