@@ -111,6 +111,10 @@ class Sandbox(Protocol):
         """
         ...
 
+    def state_checker(self) -> Any:
+        """A :class:`~agentenvs.sandbox.state_checker.StateChecker` over this sandbox's files, outside its reach."""
+        ...
+
     def seal(self) -> Sandbox:
         """End the agent's phase and return the sandbox the final verifier runs in.
 

@@ -43,12 +43,47 @@ def run_in(
     )
 
 
+def _live(name: str) -> bool:
+    try:
+        return evaluators.is_live(name)
+    except evaluators.ArgumentError:
+        return False  # an unknown checker: the batch reports it, wherever it runs
+
+
 def run_checks(
     sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float = 30.0, shell: Shell | None = None
 ) -> list[CheckResult]:
-    """Evaluate ``specs`` in one process inside the sandbox (one round trip per step)."""
-    if not specs:
-        return []
+    """Evaluate ``specs``: state checks outside the agent's reach, live checks inside the sandbox.
+
+    Checks that only read files run in the sandbox's state checker (a trusted
+    process on the host reading the sandbox's files as data, see
+    :mod:`.state_checker`); checks that need the agent's processes or network
+    (``evaluators.is_live``) run in the sandbox, through ``shell`` when given.
+    One round trip each per step.
+    """
+    results: list[CheckResult | None] = [None] * len(specs)
+    outside = [i for i, spec in enumerate(specs) if not _live(spec.check)]
+    inside = [i for i in range(len(specs)) if i not in set(outside)]
+    if outside:
+        batch = [{"check": specs[i].check, "args": specs[i].args} for i in outside]
+        answer = sandbox.state_checker().run(batch, timeout=timeout)
+        for i, item in zip(outside, _decoded(answer, len(outside)), strict=True):
+            results[i] = item
+    if inside:
+        for i, item in zip(inside, _in_sandbox(sandbox, [specs[i] for i in inside], timeout, shell), strict=True):
+            results[i] = item
+    return [r if r is not None else CheckResult.error("not evaluated") for r in results]
+
+
+def _decoded(answer: list[dict] | str, count: int) -> list[CheckResult]:
+    if isinstance(answer, list) and len(answer) == count:
+        return [CheckResult.from_dict(item if isinstance(item, dict) else {}) for item in answer]
+    why = answer if isinstance(answer, str) else f"the checker answered {len(answer)} results for {count} checks"
+    return [CheckResult.error(f"checks could not run: {why}") for _ in range(count)]
+
+
+def _in_sandbox(sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float, shell: Shell | None) -> list[CheckResult]:
+    """Live checks, in one isolated-Python process inside the sandbox."""
     payload = json.dumps([{"check": s.check, "args": s.args} for s in specs])
     result = run_in(sandbox, shell, [*EVALUATORS_COMMAND, "batch", payload], timeout)
     if result.timed_out:

@@ -36,6 +36,7 @@ from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sw
 from agentenvs.sandbox.local_transport import LocalTransport
 from agentenvs.sandbox.procs import proc_start_time
 from agentenvs.sandbox.shell import PersistentShell
+from agentenvs.sandbox.state_checker import StateChecker
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 SANDBOX_DIRS = ("/tmp", "/logs", "/tests", "/solution", "/root")
@@ -360,6 +361,15 @@ class LocalSandbox:
         for shell in self._res.shells:
             shell.close()
         self._res.shells.clear()
+
+    def state_checker(self) -> StateChecker:
+        """The checker that reads this sandbox's files from outside its namespaces (see :mod:`.state_checker`)."""
+        self._check_open()
+        res = self._res
+        if res.checker is None or res.checker_root != self.root.stat().st_ino:
+            res.close_checker()
+            res.checker, res.checker_root = StateChecker(self.root), self.root.stat().st_ino
+        return res.checker
 
     def seal(self) -> LocalSandbox:
         """End the agent's phase: every agent process killed. The verifier runs here, in new namespaces,

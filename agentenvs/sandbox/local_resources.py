@@ -21,6 +21,7 @@ from agentenvs.sandbox.cgroups import Cgroups
 from agentenvs.sandbox.holder import NamespaceHolder
 from agentenvs.sandbox.procs import kill_tree, proc_start_time, session_members, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
+from agentenvs.sandbox.state_checker import StateChecker
 
 SANDBOX_PARENT = Path(os.environ.get("AGENTENVS_SANDBOX_DIR", "/tmp/agentenvs-sandboxes"))
 
@@ -34,6 +35,14 @@ class LocalResources:
         self.holder: NamespaceHolder | None = None
         self.shells: list[PersistentShell] = []
         self.procs: set[subprocess.Popen[bytes]] = set()
+        #: The host-side state checker and the inode of the root it has mounted.
+        self.checker: StateChecker | None = None
+        self.checker_root = 0
+
+    def close_checker(self) -> None:
+        if self.checker is not None:
+            self.checker.close()
+            self.checker = None
 
     def kill_processes(self) -> None:
         """Kill every process, the namespace holder first.
@@ -68,6 +77,7 @@ class LocalResources:
         wait_gone(victims[1:], 5.0)
 
     def release(self) -> None:
+        self.close_checker()
         self.kill_processes()
         for shell in self.shells:
             shell.close()
