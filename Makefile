@@ -43,7 +43,7 @@ bench: install
 
 # Remove caches and the containers/snapshots of agentenvs processes that died.
 clean:
-	-$(BIN)/python -c "from agentenvs.sandbox.docker import sweep_docker; print('swept', sweep_docker())"
+	-$(BIN)/python -c "from agentenvs.sandbox.docker_engine import sweep_docker; print('swept', sweep_docker())"
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
 	rm -rf .pytest_cache build dist
 

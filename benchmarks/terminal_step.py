@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 
 from agentenvs.sandbox.base import SandboxSpec
-from agentenvs.sandbox.docker import DockerSandbox, docker_client
+from agentenvs.sandbox.docker import DockerSandbox
+from agentenvs.sandbox.docker_engine import docker_client
 
 COMMANDS = [
     "echo hello",

@@ -272,7 +272,9 @@ def build_instance(inst: Instance, work: Path, python: str) -> Instance:
     if f2p != declared:
         seen = {t: (before.get(t), after.get(t)) for t in declared}
         raise BuildError(f"{where}: FAIL_TO_PASS should be {declared}, the tests say {f2p} (before, after: {seen})")
-    broken = sorted(t for t in set(before) | set(after) if t not in f2p and (before.get(t), after.get(t)) != ("PASSED", "PASSED"))
+    broken = sorted(
+        t for t in set(before) | set(after) if t not in f2p and (before.get(t), after.get(t)) != ("PASSED", "PASSED")
+    )
     if broken:
         raise BuildError(f"{where}: tests not passing both before and after the fix: {broken}")
     if all(wrong.get(t) == "PASSED" for t in f2p):
@@ -420,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
             for inst in built:
                 fh.write(json.dumps(instance_record(inst), ensure_ascii=False) + "\n")
     for inst in built:
-        print(f"{inst.instance_id}  F2P={len(inst.fail_to_pass)} P2P={len(inst.pass_to_pass)}  base={inst.base_commit[:10]}")
+        print(
+            f"{inst.instance_id}  F2P={len(inst.fail_to_pass)} P2P={len(inst.pass_to_pass)}  base={inst.base_commit[:10]}"
+        )
     return 0
 
 

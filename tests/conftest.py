@@ -26,7 +26,7 @@ def docker_client():
     from agentenvs.core.errors import SandboxError
 
     try:
-        from agentenvs.sandbox.docker import docker_client as connect
+        from agentenvs.sandbox.docker_engine import docker_client as connect
 
         client = connect()
     except SandboxError as exc:
@@ -76,7 +76,7 @@ def no_leftover_containers():
     if leftovers:
         import docker
 
-        from agentenvs.sandbox.docker import sweep_docker
+        from agentenvs.sandbox.docker_engine import sweep_docker
 
         api = docker.from_env(timeout=30).api
         for container in leftovers:

@@ -10,9 +10,7 @@ owner's pid, so :func:`sweep_docker` can remove what a killed process left.
 from __future__ import annotations
 
 import io
-import os
 import posixpath
-import socket
 import tarfile
 import threading
 import time
@@ -25,60 +23,24 @@ from typing import TYPE_CHECKING, Any
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
+from agentenvs.sandbox.docker_disk import disk_guard
+from agentenvs.sandbox.docker_engine import (
+    SNAPSHOT_LABEL,
+    SNAPSHOT_REPO,
+    docker_client,
+    ignore_missing,
+    missing_image_error,
+    owner_labels,
+)
 from agentenvs.sandbox.docker_exec import ContainerProcesses, DockerExecTransport, as_sandbox_error, run_exec_bounded
 from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.shell import PersistentShell
 
-LABEL = "agentenvs"
-OWNER_PID_LABEL = "agentenvs.owner_pid"
-OWNER_HOST_LABEL = "agentenvs.owner_host"
-SNAPSHOT_LABEL = "agentenvs.snapshot"
-SNAPSHOT_REPO = "agentenvs/snapshot"
-OUR_STAGES = ("agentenvs/terminal", "agentenvs/swe", "agentenvs/base")
 #: The container's PID 1. As a namespace's init it ignores every signal sent from inside (``kill -9 -1``
 #: included), and the shell reaps the orphans it adopts, so the agent cannot stop its own container.
 KEEPER = 'trap "" HUP INT QUIT TERM USR1 USR2; while :; do sleep 3600 & wait $!; done'
-
-_client_lock = threading.Lock()
-_client: Any = None
-
-
-def docker_client() -> Any:
-    """The process-wide Docker client; a clear SandboxError when no engine answers."""
-    global _client
-    with _client_lock:
-        if _client is not None:
-            return _client
-        try:
-            import docker
-        except ImportError:
-            raise SandboxError("the docker backend needs the Docker SDK: pip install 'agentenvs[docker]'") from None
-        try:
-            client = docker.from_env(timeout=120)
-            client.ping()
-        except Exception as exc:
-            raise SandboxError(
-                f"cannot reach the Docker engine ({exc}). Run `make install` (it starts dockerd), "
-                "or start it yourself: dockerd --iptables=false --bridge=none"
-            ) from None
-        _client = client
-        return client
-
-
-def owner_labels() -> dict[str, str]:
-    """Labels that tie a container or image to this process, for sweeping."""
-    return {LABEL: "1", OWNER_PID_LABEL: str(os.getpid()), OWNER_HOST_LABEL: socket.gethostname()}
-
-
-def missing_image_error(image: str) -> SandboxError:
-    if image.split(":")[0] in OUR_STAGES:
-        stage = image.split(":")[0].split("/")[-1]
-        how = f"run `make install` to build {image} (the Dockerfile's `{stage}` stage)"
-    else:
-        how = "build it first (agentenvs.sandbox.images.build_task_image) or `docker load` it; nothing is pulled"
-    return SandboxError(f"docker image {image!r} is not present locally: {how}")
 
 
 @dataclass
@@ -91,6 +53,8 @@ class _Resources:
     #: The host-side checker binds the container's merged directory: it must go before the container.
     checker: StateChecker | None = None
     checker_of: str = ""
+    #: The container whose disk use the guard watches.
+    watched: str = ""
 
     def close_checker(self) -> None:
         if self.checker is not None:
@@ -99,21 +63,15 @@ class _Resources:
 
     def release(self) -> None:
         self.close_checker()
+        if self.watched:
+            disk_guard().forget(self.watched)
+            self.watched = ""
         if self.container:
-            _quiet(self.api.remove_container, self.container, force=True)
+            ignore_missing(self.api.remove_container, self.container, force=True)
             self.container = ""
         for image in self.images:
-            _quiet(self.api.remove_image, image, force=True)
+            ignore_missing(self.api.remove_image, image, force=True)
         self.images.clear()
-
-
-def _quiet(fn: Any, *args: Any, **kwargs: Any) -> None:
-    import docker.errors
-
-    try:
-        fn(*args, **kwargs)
-    except (docker.errors.NotFound, docker.errors.APIError):
-        pass
 
 
 class DockerSandbox:
@@ -136,6 +94,27 @@ class DockerSandbox:
         #: What the agent changed that the verifier does not see (set on a sandbox made by ``seal``).
         self.sealed_note = ""
         self._res.container = self._create(self.spec.image)
+        self._guard_disk()
+
+    def _guard_disk(self) -> None:
+        """Hold the container to ``spec.storage_mb`` (see :mod:`.docker_disk`)."""
+        container = self._res.container
+        upper = self._api.inspect_container(container).get("GraphDriver", {}).get("Data", {}).get("UpperDir")
+        if not upper:
+            return
+        limit = self.spec.storage_mb
+
+        def exceeded(used: int) -> None:
+            procs = self._processes() if self._res.container == container else None
+            if procs is not None:
+                procs.kill_all_but_init()
+                procs.add_note(
+                    f"[the sandbox wrote {used >> 20} MB, over its {limit} MB disk limit: every process "
+                    "was killed; delete files before writing more]\n"
+                )
+
+        disk_guard().watch(container, Path(upper), limit, exceeded)
+        self._res.watched = container
 
     def _create(self, image: str) -> str:
         spec = self.spec
@@ -168,7 +147,7 @@ class DockerSandbox:
         try:
             self._api.start(container)
         except Exception as exc:
-            _quiet(self._api.remove_container, container, force=True)
+            ignore_missing(self._api.remove_container, container, force=True)
             raise as_sandbox_error(exc, f"start of {image}") from None
         return container
 
@@ -307,9 +286,11 @@ class DockerSandbox:
         old = self._live()
         self._res.close_checker()
         self._res.container = self._create(ref)
+        disk_guard().forget(old)
+        self._guard_disk()
         self._forget_transports()
         remover = threading.Thread(
-            target=_quiet,
+            target=ignore_missing,
             args=(self._api.remove_container, old),
             kwargs={"force": True},
             name="agentenvs-docker-remove",
@@ -436,40 +417,3 @@ def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
     return info
-
-
-def _owner_alive(labels: dict[str, str]) -> bool:
-    if labels.get(OWNER_HOST_LABEL, socket.gethostname()) != socket.gethostname():
-        return True
-    try:
-        pid = int(labels.get(OWNER_PID_LABEL, ""))
-    except ValueError:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def sweep_docker(all_owners: bool = False, client: Any = None) -> int:
-    """Remove agentenvs containers and snapshot images whose owner process is dead (or all).
-
-    Returns how many objects were removed. Images built for tasks are a cache
-    and are kept; only snapshots (which carry an owner) are swept.
-    """
-    api = (client or docker_client()).api
-    removed = 0
-    for container in api.containers(all=True, filters={"label": LABEL}):
-        if all_owners or not _owner_alive(container.get("Labels") or {}):
-            _quiet(api.remove_container, container["Id"], force=True)
-            removed += 1
-    for image in api.images(filters={"label": SNAPSHOT_LABEL}):
-        if all_owners or not _owner_alive(image.get("Labels") or {}):
-            _quiet(api.remove_image, image["Id"], force=True)
-            removed += 1
-    return removed

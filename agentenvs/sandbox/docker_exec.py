@@ -285,6 +285,11 @@ class ContainerProcesses:
             )
             return True
 
+    def add_note(self, note: str) -> None:
+        """Something the agent should read after its current command (see :meth:`take_note`)."""
+        with self._lock:
+            self._note += note
+
     def take_note(self) -> str:
         with self._lock:
             note, self._note = self._note, ""

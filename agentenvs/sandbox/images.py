@@ -15,7 +15,7 @@ from typing import Any
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.core.task import Task
-from agentenvs.sandbox.docker import LABEL, docker_client, missing_image_error
+from agentenvs.sandbox.docker_engine import LABEL, docker_client, missing_image_error
 
 TASK_IMAGE_REPO = "agentenvs/task"
 TASK_LABEL = "agentenvs.task"

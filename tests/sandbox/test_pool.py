@@ -10,7 +10,7 @@ import pytest
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import SandboxSpec
-from agentenvs.sandbox.docker import OWNER_PID_LABEL
+from agentenvs.sandbox.docker_engine import OWNER_PID_LABEL
 from agentenvs.sandbox.pool import WarmPool
 
 pytestmark = pytest.mark.docker

@@ -74,7 +74,7 @@ def test_crashed_env_process_leaves_nothing(backend: str) -> None:
             child.kill()
             child.wait()
     if backend == "docker":
-        from agentenvs.sandbox.docker import sweep_docker
+        from agentenvs.sandbox.docker_engine import sweep_docker
 
         sweep_docker()
         assert _docker_leftovers(pid) == []

@@ -321,7 +321,7 @@ def _require_image(image: str) -> None:
     """A clear error, before any container is made, when an image is not in the local engine."""
     import docker.errors
 
-    from agentenvs.sandbox.docker import docker_client
+    from agentenvs.sandbox.docker_engine import docker_client
 
     try:
         docker_client().images.get(image)
