@@ -184,3 +184,27 @@ def test_list_marks_the_live_checkers():
     out = cli("list", env={})
     lines = {line.split("(")[0]: line for line in out.stdout.splitlines()}
     assert {name for name, line in lines.items() if "[live" in line} == LIVE
+
+
+def test_the_root_is_looked_up_afresh_for_every_check(state_root):
+    put(state_root, "/app/v.txt", "first")
+    assert run_check("file_contains", {"path": "/app/v.txt", "text": "first"})["passed"]
+    state_root.rename(state_root.with_name("old"))
+    put(state_root, "/app/v.txt", "second")
+    assert run_check("file_contains", {"path": "/app/v.txt", "text": "second"})["passed"]
+
+
+def test_magic_links_are_refused_beneath_a_root():
+    import errno
+
+    from evaluators._beneath import open_beneath
+
+    slash = os.open("/", os.O_PATH | os.O_DIRECTORY)
+    try:
+        for magic in ("/proc/self/root/etc/passwd", "/proc/self/cwd", "/proc/self/fd/0"):
+            with pytest.raises(OSError) as info:
+                os.close(open_beneath(slash, magic, os.O_PATH))
+            assert info.value.errno in (errno.ELOOP, errno.EXDEV), magic
+        os.close(open_beneath(slash, "/proc/self/status", os.O_RDONLY))
+    finally:
+        os.close(slash)
