@@ -37,8 +37,8 @@ _PROC_FD = "/proc/self/fd"
 _FD_PATH = re.compile(r"/proc/self/fd/\d+")
 
 
-class StateRootError(RuntimeError):
-    """``AGENTENVS_STATE_ROOT`` names no usable directory: the checker's setup is broken, not the agent's state."""
+class SetupError(RuntimeError):
+    """The checker's own setup is broken (an unusable state root, no ``/proc``): not the agent's failure."""
 
 
 class NotRegular(OSError):
@@ -55,7 +55,7 @@ def state_root() -> str | None:
     if not value or value.strip("/") == "":
         return None
     if not os.path.isabs(value):
-        raise StateRootError(f"{STATE_ROOT_ENV} must be an absolute path, got {value!r}")
+        raise SetupError(f"{STATE_ROOT_ENV} must be an absolute path, got {value!r}")
     return value
 
 
@@ -64,7 +64,7 @@ def _open_root(root: str) -> int:
     try:
         return os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise StateRootError(f"{STATE_ROOT_ENV}={root!r} is not a usable directory: {exc.strerror}") from None
+        raise SetupError(f"{STATE_ROOT_ENV}={root!r} is not a usable directory: {exc.strerror}") from None
 
 
 def open_state(path: str, flags: int) -> int:
@@ -139,7 +139,11 @@ def _reopen(fd: int) -> BinaryIO:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegular(errno.EINVAL, f"{kind(st)}, not a regular file")
-    return os.fdopen(os.open(f"{_PROC_FD}/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb")
+    try:
+        reopened = os.open(f"{_PROC_FD}/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise SetupError(f"{_PROC_FD} is missing: the checkers need /proc mounted") from None
+    return os.fdopen(reopened, "rb")
 
 
 def open_regular(path: str) -> BinaryIO:

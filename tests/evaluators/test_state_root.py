@@ -208,3 +208,20 @@ def test_magic_links_are_refused_beneath_a_root():
         os.close(open_beneath(slash, "/proc/self/status", os.O_RDONLY))
     finally:
         os.close(slash)
+
+
+def test_without_proc_the_checker_fails_as_a_setup_error_not_as_missing_files(write):
+    import shutil
+
+    path = write("f.txt", "hi")
+    spec = json.dumps([{"check": "file_contains", "args": {"path": path, "text": "hi"}}])
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs unshare and root to hide /proc")
+    script = f"mount -t tmpfs none /proc && exec {sys.executable} -I -S -B {ROOT}/evaluators/_entry.py batch '{spec}'"
+    out = subprocess.run(
+        [unshare, "--mount", "--propagation", "private", "sh", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    if "mount" in out.stderr and out.returncode != 3:
+        pytest.skip(f"cannot hide /proc here: {out.stderr.strip()}")
+    assert out.returncode == 3 and "/proc" in out.stderr and not out.stdout
