@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the missing data directory instead of pointing the config at the real one:
-# the service starts, but reports no items.
+# the service would start, but with none of the real items.
 set -euo pipefail
 sed -i 's/^port = .*/port = 8181/' /app/service/config.ini
 sed -i 's/^token = /[auth]\ntoken = /' /app/service/config.ini
