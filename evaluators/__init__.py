@@ -17,13 +17,13 @@ from typing import Any
 
 from evaluators import data, files, procs, reports, text  # noqa: F401 - registers the checkers
 from evaluators._registry import ArgumentError, Result, check, get, is_live, names, result, run_check, signature
-from evaluators._state import STATE_ROOT_ENV, StateRootError
+from evaluators._state import STATE_ROOT_ENV, SetupError
 
 __all__ = [
     "STATE_ROOT_ENV",
     "ArgumentError",
     "Result",
-    "StateRootError",
+    "SetupError",
     "check",
     "get",
     "is_live",
@@ -38,7 +38,7 @@ __all__ = [
 def run_batch(specs: Any) -> list[Result]:
     """Run a list of ``{"check": name, "args": {...}}``; one result per spec, never raising for a bad spec.
 
-    ``StateRootError`` (an unusable state root) does escape: no result of such a run means anything.
+    ``SetupError`` (the checker's setup is broken) does escape: no result of such a run means anything.
     """
     if not isinstance(specs, list):
         raise ArgumentError('a batch must be a JSON list of {"check": name, "args": {...}} objects')

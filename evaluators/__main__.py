@@ -3,8 +3,8 @@
 ``run`` is for one check in a shell script (exit 0 passed, 1 failed, 2 bad
 arguments); ``batch`` prints one JSON result per spec; ``reward`` writes a
 Harbor reward file (``{"reward": x, <check>: score, ...}``). ``list`` marks
-the live checkers. An unusable ``AGENTENVS_STATE_ROOT`` exits 3 and writes
-no reward: that is the checker's setup failing, not the agent.
+the live checkers. A broken setup (an unusable ``AGENTENVS_STATE_ROOT``, no
+/proc) exits 3 and writes no reward: that is the checker failing, not the agent.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from evaluators import ArgumentError, StateRootError, is_live, names, run_batch, run_check, signature
+from evaluators import ArgumentError, SetupError, is_live, names, run_batch, run_check, signature
 
 
 def _value(text: str) -> Any:
@@ -94,10 +94,10 @@ def _write(path: str, payload: dict[str, float]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit status is the command's (3 for an unusable state root)."""
+    """Run the command line; the exit status is the command's (3 for a broken setup)."""
     try:
         return _main(argv)
-    except StateRootError as exc:
+    except SetupError as exc:
         print(f"evaluators: {exc}", file=sys.stderr)
         return 3
 

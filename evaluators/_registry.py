@@ -95,13 +95,13 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
     """Run one checker by name.
 
     Raises ``ArgumentError`` for an unknown check or arguments it does not
-    accept, and ``StateRootError`` when the state root is unusable (the
-    checker's setup is broken, which must not score as the agent's failure).
+    accept, and ``SetupError`` when the checker's own setup is broken (an
+    unusable state root, no /proc), which must not score as the agent's failure.
     Any other exception escaping a checker is reported as a failed result
     naming the exception, so a batch never crashes on odd state. Messages
     name in-sandbox paths only.
     """
-    from evaluators._state import StateRootError, scrub
+    from evaluators._state import SetupError, scrub
 
     fn = get(name)
     args = {} if args is None else args
@@ -113,7 +113,7 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
         raise ArgumentError(f"{name}: {exc}; expected {signature(name)}") from None
     try:
         res = fn(**args)
-    except (ArgumentError, StateRootError):
+    except (ArgumentError, SetupError):
         raise
     except Exception as exc:  # noqa: BLE001 - odd state must not crash the grader
         res = result(False, f"{name}: {type(exc).__name__}: {exc}")

@@ -13,7 +13,8 @@ itself) and its type checked on that descriptor; only a regular file is then
 reopened for reading through ``/proc/self/fd/N``, which reaches exactly the
 inode that was checked. So no checker blocks on a fifo, touches a device, or
 reads something other than what it inspected; reads are bounded. This module
-is the only place checkers turn a path into something they can read.
+is the only place checkers turn a path into something they can read: a
+library that wants a file name (SQLite) gets a private copy (``copy_out``).
 """
 
 from __future__ import annotations
@@ -34,11 +35,10 @@ STATE_ROOT_ENV = "AGENTENVS_STATE_ROOT"
 MAX_READ_BYTES = 64 * 1024 * 1024
 _PROC_FD = "/proc/self/fd"
 _FD_PATH = re.compile(r"/proc/self/fd/\d+")
-_root: tuple[str, int] | None = None
 
 
-class StateRootError(RuntimeError):
-    """``AGENTENVS_STATE_ROOT`` names no usable directory: the checker's setup is broken, not the agent's state."""
+class SetupError(RuntimeError):
+    """The checker's own setup is broken (an unusable state root, no ``/proc``): not the agent's failure."""
 
 
 class NotRegular(OSError):
@@ -55,23 +55,16 @@ def state_root() -> str | None:
     if not value or value.strip("/") == "":
         return None
     if not os.path.isabs(value):
-        raise StateRootError(f"{STATE_ROOT_ENV} must be an absolute path, got {value!r}")
+        raise SetupError(f"{STATE_ROOT_ENV} must be an absolute path, got {value!r}")
     return value
 
 
-def _root_fd(root: str) -> int:
-    """An ``O_PATH`` descriptor of the root, opened once per root per process."""
-    global _root
-    if _root is not None and _root[0] == root:
-        return _root[1]
+def _open_root(root: str) -> int:
+    """An ``O_PATH`` descriptor of the root, opened afresh for every lookup (a root may be remounted)."""
     try:
-        fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise StateRootError(f"{STATE_ROOT_ENV}={root!r} is not a usable directory: {exc.strerror}") from None
-    if _root is not None:
-        os.close(_root[1])
-    _root = (root, fd)
-    return fd
+        raise SetupError(f"{STATE_ROOT_ENV}={root!r} is not a usable directory: {exc.strerror}") from None
 
 
 def open_state(path: str, flags: int) -> int:
@@ -88,7 +81,11 @@ def open_state(path: str, flags: int) -> int:
         return os.open(path, flags | os.O_CLOEXEC)
     if not path.startswith("/"):
         raise ArgumentError(f"path {path!r} must be absolute when checking a state root")
-    return open_beneath(_root_fd(root), path, flags)
+    root_fd = _open_root(root)
+    try:
+        return open_beneath(root_fd, path, flags)
+    finally:
+        os.close(root_fd)
 
 
 @contextmanager
@@ -99,17 +96,6 @@ def state_fd(path: str, flags: int = os.O_PATH) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
-
-
-@contextmanager
-def state_path(path: str, follow: bool = True) -> Iterator[str]:
-    """``/proc/self/fd/N`` of an ``O_PATH`` descriptor of ``path``, for APIs that want a name.
-
-    Opening that name reopens the very inode resolved here, whatever happens
-    to ``path`` meanwhile. Never show it in a message: show ``path``.
-    """
-    with state_fd(path, os.O_PATH | (0 if follow else os.O_NOFOLLOW)) as fd:
-        yield f"{_PROC_FD}/{fd}"
 
 
 def stat_state(path: str, follow: bool = True) -> os.stat_result:
@@ -153,7 +139,11 @@ def _reopen(fd: int) -> BinaryIO:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegular(errno.EINVAL, f"{kind(st)}, not a regular file")
-    return os.fdopen(os.open(f"{_PROC_FD}/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb")
+    try:
+        reopened = os.open(f"{_PROC_FD}/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise SetupError(f"{_PROC_FD} is missing: the checkers need /proc mounted") from None
+    return os.fdopen(reopened, "rb")
 
 
 def open_regular(path: str) -> BinaryIO:

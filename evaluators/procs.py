@@ -9,10 +9,88 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 
 from evaluators._registry import ArgumentError, Result, check, require, result
 
 MAX_OUTPUT = 1 << 20
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _set_subreaper(on: bool) -> bool:
+    """Make orphaned descendants reparent to this process (not to init), so none can slip away."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+
+
+def _descendants(root: int) -> dict[int, tuple[int, str]]:
+    """Every descendant of ``root``: pid -> (parent pid, state letter), read from /proc."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append((int(entry), fields[0]))
+    found: dict[int, tuple[int, str]] = {}
+    todo = [root]
+    while todo:
+        parent = todo.pop()
+        for pid, state in children.get(parent, ()):
+            if pid not in found:
+                found[pid] = (parent, state)
+                todo.append(pid)
+    return found
+
+
+class _Reaper:
+    """While open, this process is a subreaper; ``kill(spare)`` kills every process started since it
+    opened (double-forked daemons included) except ``spare``, and reaps them.
+
+    Closing kills again, so a command leaves nothing behind: no daemon of the agent's code, run
+    by a verifier, outlives the check to rewrite what the verifier writes afterwards.
+    """
+
+    def __init__(self, grace: float = 5.0) -> None:
+        self.grace = grace
+        self.spare = 0
+
+    def __enter__(self) -> _Reaper:
+        self.me = os.getpid()
+        self.subreaper = _set_subreaper(True)
+        self.before = set(_descendants(self.me))
+        return self
+
+    def kill(self, spare: int) -> int:
+        """Kill and reap everything new but ``spare`` (the command itself, which its caller waits for)."""
+        self.spare = spare
+        killed: set[int] = set()
+        deadline = time.monotonic() + self.grace
+        while True:
+            tree = {p: info for p, info in _descendants(self.me).items() if p not in self.before and p != spare}
+            for pid, (parent, state) in tree.items():
+                if parent == self.me and state == "Z":
+                    os.waitpid(pid, os.WNOHANG)
+            live = {pid for pid, (_, state) in tree.items() if state not in "ZX"}
+            if not live or time.monotonic() > deadline:
+                return len(killed)
+            for pid in live:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            killed |= live
+            time.sleep(0.005)
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill(self.spare)
+        if self.subreaper:
+            _set_subreaper(False)
 
 
 @check("command_exit", live=True)
@@ -28,7 +106,8 @@ def command_exit(
     """Run a command and compare its exit code (and optionally its stdout).
 
     A string runs under ``bash -c``; a list runs as argv. The command gets
-    its own process group, which is killed on timeout.
+    its own process group, which is killed on timeout; whatever it started
+    and left running (daemons included) is killed when it ends.
     """
     import subprocess  # here, not at the top: every check run pays start-up, few need it
 
@@ -47,26 +126,32 @@ def command_exit(
             require(value, str, name)
     if cwd is not None and not os.path.isdir(require(cwd, str, "cwd")):
         return result(False, f"cwd {cwd}: not a directory")
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return result(False, f"cannot run {argv[0]}: {exc.strerror}")
-    try:
-        out, err = proc.communicate(stdin.encode() if stdin is not None else None, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    with _Reaper() as reaper:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        return result(False, f"timed out after {timeout}s")
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return result(False, f"cannot run {argv[0]}: {exc.strerror}")
+        try:
+            out, err = proc.communicate(stdin.encode() if stdin is not None else None, timeout=timeout)
+            leftovers = reaper.kill(proc.pid)
+        except subprocess.TimeoutExpired:
+            exited = proc.poll()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            reaper.kill(proc.pid)  # a daemon holding the output pipes open would block the next read forever
+            proc.communicate()
+            if exited is not None:
+                return result(False, f"exited {exited} but left a process holding its output open for {timeout}s")
+            return result(False, f"timed out after {timeout}s")
     stdout = out[:MAX_OUTPUT].decode("utf-8", errors="replace")
     stderr_tail = err[-300:].decode("utf-8", errors="replace").strip()
     problems = []
@@ -78,9 +163,10 @@ def command_exit(
         problems.append(f"stdout lacks {stdout_contains!r}")
     if stdout_equals is not None and stdout.strip() != stdout_equals.strip():
         problems.append(f"stdout is {stdout.strip()[:100]!r}, expected {stdout_equals.strip()[:100]!r}")
+    left = f"; killed {leftovers} process(es) it left running" if leftovers else ""
     if problems:
-        return result(False, "; ".join(problems))
-    return result(True, f"exit code {proc.returncode}")
+        return result(False, "; ".join(problems) + left)
+    return result(True, f"exit code {proc.returncode}{left}")
 
 
 def _ancestors() -> set[int]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -87,3 +88,45 @@ def test_port_listening_ipv6_wildcard():
     with sock:
         sock.listen()
         assert port_listening(sock.getsockname()[1])["passed"]
+
+
+def _alive(marker: str) -> list[int]:
+    """Pids of live (not zombie) processes whose command line holds ``marker``."""
+    pids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in "ZX":
+            pids.append(int(entry))
+    return pids
+
+
+def test_command_exit_kills_the_daemons_its_command_leaves():
+    marker = f"daemon-{uuid.uuid4().hex}"
+    daemon = f"exec -a {marker} sleep 300"
+    res = command_exit(
+        f"(setsid bash -c '{daemon}' </dev/null >/dev/null 2>&1 &); bash -c '{daemon}' >/dev/null 2>&1 &"
+    )
+    assert res["passed"] and "killed 2 process(es)" in res["detail"], res
+    assert _alive(marker) == [], "a double-forked, setsid daemon did not outlive the check"
+
+
+def test_command_exit_returns_when_a_daemon_holds_its_output_open():
+    marker = f"holder-{uuid.uuid4().hex}"
+    res = command_exit(f"(setsid bash -c 'exec -a {marker} sleep 300' &); exit 0", timeout=2)
+    assert not res["passed"] and "holding its output open" in res["detail"], res
+    assert _alive(marker) == []
+
+
+def test_command_exit_spares_the_callers_own_children():
+    marker = f"mine-{uuid.uuid4().hex}"
+    mine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    try:
+        assert command_exit("sleep 0.1 & true")["passed"]
+        assert mine.poll() is None, "a process the caller started before the check is not the command's"
+    finally:
+        mine.kill()
+        mine.wait()

@@ -184,3 +184,44 @@ def test_list_marks_the_live_checkers():
     out = cli("list", env={})
     lines = {line.split("(")[0]: line for line in out.stdout.splitlines()}
     assert {name for name, line in lines.items() if "[live" in line} == LIVE
+
+
+def test_the_root_is_looked_up_afresh_for_every_check(state_root):
+    put(state_root, "/app/v.txt", "first")
+    assert run_check("file_contains", {"path": "/app/v.txt", "text": "first"})["passed"]
+    state_root.rename(state_root.with_name("old"))
+    put(state_root, "/app/v.txt", "second")
+    assert run_check("file_contains", {"path": "/app/v.txt", "text": "second"})["passed"]
+
+
+def test_magic_links_are_refused_beneath_a_root():
+    import errno
+
+    from evaluators._beneath import open_beneath
+
+    slash = os.open("/", os.O_PATH | os.O_DIRECTORY)
+    try:
+        for magic in ("/proc/self/root/etc/passwd", "/proc/self/cwd", "/proc/self/fd/0"):
+            with pytest.raises(OSError) as info:
+                os.close(open_beneath(slash, magic, os.O_PATH))
+            assert info.value.errno in (errno.ELOOP, errno.EXDEV), magic
+        os.close(open_beneath(slash, "/proc/self/status", os.O_RDONLY))
+    finally:
+        os.close(slash)
+
+
+def test_without_proc_the_checker_fails_as_a_setup_error_not_as_missing_files(write):
+    import shutil
+
+    path = write("f.txt", "hi")
+    spec = json.dumps([{"check": "file_contains", "args": {"path": path, "text": "hi"}}])
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs unshare and root to hide /proc")
+    script = f"mount -t tmpfs none /proc && exec {sys.executable} -I -S -B {ROOT}/evaluators/_entry.py batch '{spec}'"
+    out = subprocess.run(
+        [unshare, "--mount", "--propagation", "private", "sh", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    if "mount" in out.stderr and out.returncode != 3:
+        pytest.skip(f"cannot hide /proc here: {out.stderr.strip()}")
+    assert out.returncode == 3 and "/proc" in out.stderr and not out.stdout

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Serves /app instead of /app/public, so / is a directory listing.
+# Serves the directory it is started from, not /app/public: from / the site is not there.
 set -euo pipefail
-cd /app
-nohup python3 -m http.server 8080 >/tmp/http.log 2>&1 &
+cat > /app/start-server.sh <<'SH'
+#!/usr/bin/env bash
+nohup python3 -m http.server 8080 >/tmp/http.log 2>&1 </dev/null &
 echo $! > /app/server.pid
 sleep 1
+SH
+chmod +x /app/start-server.sh
+cd /app/public && /app/start-server.sh

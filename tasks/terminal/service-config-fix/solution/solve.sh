@@ -15,6 +15,4 @@ token = s3cr3t-inventory-token
 INI
 cd /app/service
 python3 server.py --check-config
-nohup python3 server.py >/tmp/service.log 2>&1 &
-for _ in $(seq 50); do python3 -c 'import socket; socket.create_connection(("127.0.0.1", 8181), 1)' 2>/dev/null && exit 0; sleep 0.1; done
-exit 1
+nohup python3 server.py >/tmp/service.log 2>&1 </dev/null &
