@@ -13,7 +13,7 @@ import pytest
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
-from agentenvs.sandbox.docker import DockerSandbox
+from agentenvs.sandbox.docker import KEEPER, DockerSandbox
 from agentenvs.sandbox.docker_engine import OWNER_PID_LABEL, sweep_docker
 
 pytestmark = pytest.mark.docker
@@ -77,7 +77,8 @@ def test_network_is_off(sandbox):
 def test_limits_and_labels_are_applied(sandbox, docker_client):
     info = docker_client.api.inspect_container(sandbox.container_id)
     host = info["HostConfig"]
-    assert host["NetworkMode"] == "none" and host["Init"] is True
+    assert host["NetworkMode"] == "none" and not host.get("Init")
+    assert info["Config"]["Entrypoint"] == ["/bin/sh", "-c", KEEPER]  # PID 1 that kill -9 -1 cannot end
     assert host["Memory"] == 256 * 1024 * 1024 and host["NanoCpus"] == 1_000_000_000 and host["PidsLimit"] == 128
     assert info["Config"]["Labels"][OWNER_PID_LABEL] == str(os.getpid())
 
