@@ -30,8 +30,9 @@ from typing import Any
 import agentenvs
 from agentenvs.core import Task, get_task
 from agentenvs.harness.config import RunConfig
-from agentenvs.harness.episode import Abandoned, Deadlines, EpisodePlayer, Lane
+from agentenvs.harness.episode import Deadlines, EpisodePlayer
 from agentenvs.harness.executor import Executor, make_executor
+from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.lanes import Job, Lanes
 from agentenvs.harness.policies import Policy, make_policy
 from agentenvs.harness.rundir import RUN_FORMAT_VERSION, EpisodeLog, RunDir, episode_key
@@ -177,7 +178,8 @@ class Runner:
         if deadlines is None:
             deadlines = self._task_deadlines[task.full_id] = self._deadlines(task)
         return Job(
-            task=task, trial=trial, deadlines=deadlines, player=EpisodePlayer(self.policy, self._policy_slots, deadlines),
+            task=task, trial=trial, deadlines=deadlines,
+            player=EpisodePlayer(self.policy, self._policy_slots, deadlines, feedback=self.config.policy_feedback),
             trajectory=self.run_dir.trajectory_dir(task.full_id, trial), started=_now(), t0=time.monotonic(),
         )  # fmt: skip
 
