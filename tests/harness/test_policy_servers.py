@@ -84,12 +84,14 @@ def test_persistent_500s_are_retried_then_infra_never_scored(tmp_path, kind):
         summary = run(tmp_path, kind, policy_options(kind, url), max_infra_retries=1)
     assert summary["overall"]["scored"] == 0
     assert summary["overall"]["success_rate"] is None
+    assert summary["overall"]["success_rate_infra_as_failure"] == 0.0
     assert summary["overall"]["infra"] == 3
     assert len(summary["infra_errors"]) == 3
     assert all(e["attempts"] == 2 for e in summary["infra_errors"])
     assert all("500" in e["error"] for e in summary["infra_errors"]), summary["infra_errors"]
     # Each attempt made 1 + max_retries requests before giving up.
     assert faults.requests == 3 * 2 * (1 + FAST_RETRY["max_retries"])
+    assert "3 episodes unresolved" in summary["headline"] and "--retry-infra" in summary["headline"]
 
 
 @pytest.mark.parametrize("kind", ["openai", "http"])
