@@ -338,16 +338,21 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
 
 
 _LIBRARY_DIRS = tuple(sorted({os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "purelib", "platlib")}))
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+
+
+def _ours(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR) or not filename.startswith(_LIBRARY_DIRS)
 
 
 def describe_fault(exc: BaseException, limit: int = 2000) -> str:
     """``Type: message (at file:line in function)``, cut to ``limit`` characters.
 
-    The place is the innermost frame outside the standard library and installed
-    packages: the family code that met the agent's state.
+    The place is the innermost frame of agentenvs or of code outside the standard
+    library and installed packages: the family code that met the agent's state.
     """
     frames = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in frames if not f.filename.startswith(_LIBRARY_DIRS)] or frames
+    ours = [f for f in frames if _ours(f.filename)] or frames
     where = f" (at {os.path.basename(ours[-1].filename)}:{ours[-1].lineno} in {ours[-1].name})" if ours else ""
     text = f"{type(exc).__name__}: {exc}"
     if len(text) + len(where) > limit:
