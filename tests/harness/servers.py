@@ -57,6 +57,7 @@ class Faults:
         self.garbage_first = 0
         self.hang_first = 0
         self.unknown_tool_first_step = False
+        self.bad_arguments_first_step = False  # chat server: tool-call arguments that are not JSON
         self.hang_sec = 5.0
         self.requests = 0
 
@@ -105,6 +106,9 @@ def chat_app(faults: Faults) -> FastAPI:
             call = scripted_decision(content)
         import json
 
+        arguments = json.dumps(call["arguments"])
+        if faults.bad_arguments_first_step and assistant_turns == 0:
+            arguments = arguments[:-1]
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(app.state.requests)}",
@@ -122,7 +126,7 @@ def chat_app(faults: Faults) -> FastAPI:
                                 {
                                     "id": f"call_{len(app.state.requests)}",
                                     "type": "function",
-                                    "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+                                    "function": {"name": call["name"], "arguments": arguments},
                                 }
                             ],
                         },

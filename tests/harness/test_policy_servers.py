@@ -164,6 +164,18 @@ def test_unknown_tool_is_the_agents_error(tmp_path, kind):
         assert "unknown tool 'teleport'" in steps[1]["info"]["action_error"]
 
 
+def test_tool_arguments_that_are_not_json_are_the_agents_error(tmp_path):
+    faults = Faults()
+    faults.bad_arguments_first_step = True
+    with serve(chat_app(faults)) as url:
+        summary = run(tmp_path, "openai", policy_options("openai", url))
+    overall = summary["overall"]
+    assert (overall["scored"], overall["successes"], overall["infra"]) == (3, 2, 0)
+    step = RunDir(tmp_path / "run").read_steps("toy/reach-1", 0)[1]
+    assert step["action"] == {"name": "add", "arguments": '{"n": 1'}
+    assert "arguments are not valid JSON" in step["info"]["action_error"]
+
+
 @pytest.mark.parametrize("kind", ["openai", "http"])
 def test_hung_server_times_out_and_is_retried(tmp_path, kind):
     faults = Faults()
