@@ -47,6 +47,8 @@ def open_beneath(root_fd: int, path: str, flags: int, mode: int = 0o644) -> int:
     refused. ``flags`` are ``os.O_*`` flags; ``O_CLOEXEC`` is always added.
     """
     relative = path.lstrip("/") or "."
-    # openat2 refuses a mode unless the call may create the file.
-    mode = mode if flags & (os.O_CREAT | os.O_TMPFILE) else 0
+    # openat2 refuses a mode unless the call may create the file. O_TMPFILE contains the
+    # O_DIRECTORY bit, so test for all of its bits: a plain O_DIRECTORY open takes no mode.
+    creates = flags & os.O_CREAT or flags & os.O_TMPFILE == os.O_TMPFILE
+    mode = mode if creates else 0
     return openat2(root_fd, relative, flags | os.O_CLOEXEC, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
