@@ -43,13 +43,17 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    """What a sandbox must look like: the image or environment, limits, paths."""
+    """What a sandbox must look like: the image or environment, limits, paths.
+
+    ``storage_mb`` bounds the sandbox's writable files (a write past it fails with ENOSPC).
+    """
 
     image: str = "agentenvs/terminal:latest"
     workdir: str = "/app"
     cpus: float = 1.0
     memory_mb: int = 2048
     pids: int = 512
+    storage_mb: int = 4096
     network: bool = False
     env: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)

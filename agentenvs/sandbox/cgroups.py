@@ -113,13 +113,16 @@ class Cgroups:
         return 0
 
     @contextmanager
-    def frozen(self, timeout: float = 5.0) -> Iterator[None]:
-        """Stop every process in the group (none can fork) for the duration of the block."""
+    def frozen(self, timeout: float = 5.0) -> Iterator[bool]:
+        """Stop every process in the group (none can fork) for the duration of the block.
+
+        Yields whether the group did freeze (False without a freezer, or past ``timeout``).
+        """
         freezer = self.paths.get("freezer")
         deadline = time.monotonic() + timeout
         frozen = freezer is not None and self._freeze(freezer, "FROZEN", deadline)
         try:
-            yield
+            yield frozen
         finally:
             if frozen:
                 self._freeze(freezer, "THAWED", time.monotonic() + timeout)

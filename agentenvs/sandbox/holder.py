@@ -1,14 +1,18 @@
 """The namespaces of one local sandbox: a long-lived bubblewrap that every command joins.
 
-The holder is ``bwrap`` with the sandbox's mounts and its own pid, network,
-IPC and UTS namespaces, whose pid 1 is a bash that does nothing but wait for
-EOF on its stdin (bash reaps the orphans it adopts, and as init it ignores
-every signal sent from inside, so ``kill -9 -1`` does not end the sandbox). ``exec()`` and
-``shell()`` enter those namespaces with ``nsenter``, so a server started in
-the shell is visible (``ps``, ``/proc/net/tcp``, ``127.0.0.1``) to every later
-command, as in a container. Entered processes drop every capability (bounding
-set included) and set ``no_new_privs`` with ``setpriv``, then get a clean
-environment and their working directory from ``env -i -C``.
+The holder is ``bwrap`` with the sandbox's mounts and its own user, pid,
+network, IPC and UTS namespaces, whose pid 1 is a bash that does nothing but
+wait for EOF on its stdin (bash reaps the orphans it adopts, and as init it
+ignores every signal sent from inside, so ``kill -9 -1`` does not end the
+sandbox). bwrap runs as the sandbox's unprivileged host user (see
+:mod:`agentenvs.sandbox.local_system`) and maps it to uid 0 in the new user
+namespace, in which no further user namespace can be made. ``exec()`` and
+``shell()`` enter those namespaces with ``nsenter`` (the user namespace
+included, so they are that unprivileged user too), so a server started in the
+shell is visible (``ps``, ``/proc/net/tcp``, ``127.0.0.1``) to every later
+command, as in a container. Entered processes drop every capability
+(bounding set included) and set ``no_new_privs`` with ``setpriv``, then get a
+clean environment and their working directory from ``env -i -C``.
 
 The holder's stdin is a pipe whose write end only this process holds: when
 we exit, even by SIGKILL, pid 1 reads EOF and exits, and the kernel ends the
@@ -47,21 +51,32 @@ class NamespaceHolder:
     """Start ``prefix + bwrap_argv`` holding the namespaces; :meth:`enter` builds argvs that join them.
 
     ``prefix`` puts the holder (and, through :meth:`enter`, every command) in
-    the sandbox's cgroups or under its rlimits. ``log`` receives bwrap's stderr.
+    the sandbox's cgroups or under its rlimits. bwrap runs as the host user
+    ``owner`` (uid, gid). ``log`` receives bwrap's stderr.
     """
 
     def __init__(
-        self, prefix: Sequence[str], bwrap_argv: Sequence[str], *, log: Path, network: bool, timeout: float = 15.0
+        self,
+        prefix: Sequence[str],
+        bwrap_argv: Sequence[str],
+        *,
+        owner: tuple[int, int],
+        log: Path,
+        network: bool,
+        timeout: float = 15.0,
     ):
         self._nsenter = _tool("nsenter", "util-linux")
         self._setpriv = _tool("setpriv", "util-linux")
         self._env = _tool("env", "coreutils")
         self._prefix = list(prefix)
-        self._namespaces = ["--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
+        self._namespaces = ["--user", "--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
+        uid, gid = owner
+        as_owner = [self._setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
         with open(log, "ab") as stderr:
             self._proc = subprocess.Popen(
                 [
                     *prefix,
+                    *as_owner,
                     *bwrap_argv,
                     "--as-pid-1",
                     "--",

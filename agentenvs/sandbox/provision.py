@@ -43,6 +43,7 @@ class Provisioner:
             cpus=env.cpus,
             memory_mb=env.memory_mb,
             pids=env.pids,
+            storage_mb=env.storage_mb or SandboxSpec.storage_mb,
             network=env.network,
             env=dict(env.env),
             labels={LABEL_TASK: task.full_id},
