@@ -366,3 +366,21 @@ def test_a_pool_never_hands_out_a_sandbox_twice_and_released_processes_die():
             time.sleep(0.05)
         assert not [p for p in pids if _alive(p)]
         pool.release(second)
+
+
+def test_the_swe_editor_turns_what_the_agent_did_to_a_file_into_an_action_error(fresh):
+    from agentenvs.core.errors import ActionError
+    from agentenvs.envs.swe.editor import Editor
+
+    editor = Editor(fresh, "/app")
+    fresh.exec("mkfifo /app/fifo && ln -s loop /app/loop && ln -s /tmp/x.py /app/out.py", timeout=10)
+    for path in ("fifo", "loop"):
+        with pytest.raises(ActionError, match="cannot read"):
+            editor.run({"command": "view", "path": path})
+    assert editor.run({"command": "create", "path": "out.py", "file_text": "x = 1\n"}).startswith("Created")
+    assert fresh.exec("cat /tmp/x.py", timeout=10).stdout == "x = 1\n"  # through the link, inside the sandbox
+    fresh.exec("head -c 15M /dev/zero > /tmp/fill", timeout=30)
+    with pytest.raises(ActionError, match="could not write"):
+        editor.run({"command": "create", "path": "big.py", "file_text": "y" * (4 << 20)})
+    fresh.exec("rm /tmp/fill", timeout=10)
+    assert "x = 1" in editor.run({"command": "view", "path": "out.py"})
