@@ -384,3 +384,26 @@ def test_the_swe_editor_turns_what_the_agent_did_to_a_file_into_an_action_error(
         editor.run({"command": "create", "path": "big.py", "file_text": "y" * (4 << 20)})
     fresh.exec("rm /tmp/fill", timeout=10)
     assert "x = 1" in editor.run({"command": "view", "path": "out.py"})
+
+
+@pytest.mark.parametrize("pool_size", [0, 1])
+def test_nothing_an_agent_starts_carries_over_to_the_next_episode(pool_size):
+    import agentenvs
+
+    env = agentenvs.make("terminal/log-error-summary", backend="local", pool_size=pool_size)
+    try:
+        env.reset(seed=0)
+        env.step(DAEMON.replace("/app/beat", "/tmp/beat"))
+        first = env.unwrapped.sandbox
+        _wait_for(first, "test -s /tmp/beat")
+        pids = _namespace_pids(first)
+        env.reset(seed=0)
+        assert env.unwrapped.sandbox is not first
+        deadline = time.monotonic() + 30
+        while [p for p in pids if _alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in pids if _alive(p)]
+        obs, _, _, _, _ = env.step("ls /tmp/beat; pgrep -c -f 'bea[t]'")
+        assert "No such file" in obs["text"] and obs["text"].rstrip().endswith("0")
+    finally:
+        env.close()
