@@ -84,9 +84,10 @@ class Cgroups:
     def _write(self, controller: str, name: str, value: str) -> None:
         (self.paths[controller] / name).write_text(value)
 
-    def join_prefix(self) -> list[str]:
-        """An argv prefix that moves the command into these cgroups, then execs it."""
-        return ["/bin/sh", "-c", _JOIN, "sh", *(str(p / "cgroup.procs") for p in self.paths.values()), "--"]
+    def join_prefix(self, skip: tuple[str, ...] = ()) -> list[str]:
+        """An argv prefix that moves the command into these cgroups (but those in ``skip``), then execs it."""
+        procs = [str(p / "cgroup.procs") for name, p in self.paths.items() if name not in skip]
+        return ["/bin/sh", "-c", _JOIN, "sh", *procs, "--"]
 
     def pids(self) -> list[int]:
         """Host pids of every process in the sandbox."""

@@ -14,11 +14,13 @@ command, as in a container. Entered processes drop every capability
 (bounding set included) and set ``no_new_privs`` with ``setpriv``, then get a
 clean environment and their working directory from ``env -i -C``.
 
-The holder's stdin is a pipe whose write end only this process holds: when
-we exit, even by SIGKILL, pid 1 reads EOF and exits, and the kernel ends the
-pid namespace, which kills every process of the sandbox. (bwrap's
-``--die-with-parent`` is not used: it fires when the thread that started
-bwrap exits, not the process.)
+The holder itself stays out of the sandbox's memory cgroup (it uses a few
+MB), so the OOM killer, however the agent fills its memory, takes the agent's
+processes and never the namespaces. The holder's stdin is a pipe
+whose write end only this process holds: when we exit, even by SIGKILL,
+pid 1 reads EOF and exits, and the kernel ends the pid namespace, which
+kills every process of the sandbox. (bwrap's ``--die-with-parent`` is not
+used: it fires when the thread that started bwrap exits, not the process.)
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ def _tool(name: str, package: str) -> str:
 class NamespaceHolder:
     """Start ``prefix + bwrap_argv`` holding the namespaces; :meth:`enter` builds argvs that join them.
 
-    ``prefix`` puts the holder (and, through :meth:`enter`, every command) in
-    the sandbox's cgroups or under its rlimits. bwrap runs as the host user
-    ``owner`` (uid, gid). ``log`` receives bwrap's stderr.
+    ``prefix`` puts every command (through :meth:`enter`) in the sandbox's
+    cgroups or under its rlimits, ``own_prefix`` the holder itself. bwrap runs
+    as the host user ``owner`` (uid, gid). ``log`` receives bwrap's stderr.
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class NamespaceHolder:
         prefix: Sequence[str],
         bwrap_argv: Sequence[str],
         *,
+        own_prefix: Sequence[str],
         owner: tuple[int, int],
         log: Path,
         network: bool,
@@ -75,7 +78,7 @@ class NamespaceHolder:
         with open(log, "ab") as stderr:
             self._proc = subprocess.Popen(
                 [
-                    *prefix,
+                    *own_prefix,
                     *as_owner,
                     *bwrap_argv,
                     "--as-pid-1",

@@ -1,7 +1,7 @@
 """The ``local`` backend: a root of its own on the host, isolated with bubblewrap and cgroups.
 
 The sandbox's files (the workdir, /tmp, /logs, /tests, /solution, /root,
-/dev/shm) live on a tmpfs of ``storage_mb`` mounted at
+/dev/shm) live on a filesystem of ``storage_mb`` mounted at
 ``<SANDBOX_PARENT>/<pid>-<id>/root`` (see :mod:`agentenvs.sandbox.local_storage`)
 and are bound read-write at their in-sandbox paths; the host's /usr, /bin,
 /sbin, /lib and /lib64 are bound read-only, /etc is a minimal one of our own
@@ -15,7 +15,7 @@ own cgroups (pids, memory, cpu), so a fork bomb is bounded and killable.
 ``get`` and ``put`` resolve paths in the kernel, beneath the root
 (:mod:`agentenvs.sandbox.local_files`). A sandbox left by a crashed process
 is removed by :func:`~agentenvs.sandbox.local_resources.sweep_local_sandboxes`.
-The local backend needs root on the host (to make the user, the tmpfs and the
+The local backend needs root on the host (to make the user, the filesystem and the
 cgroups).
 """
 
@@ -41,7 +41,7 @@ from agentenvs.sandbox.execio import run_capped
 from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
-from agentenvs.sandbox.local_storage import check_reachable, copy_tree, mount_tmpfs
+from agentenvs.sandbox.local_storage import check_reachable, copy_tree, mount_storage
 from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
 from agentenvs.sandbox.procs import proc_start_time
@@ -50,7 +50,7 @@ from agentenvs.sandbox.shell import PersistentShell
 HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 SYSTEM_DIRS = (*HOST_DIRS, "/etc")
 SANDBOX_DIRS = ("/tmp", "/logs", "/tests", "/solution", "/root")
-#: Writable in the sandbox and on its tmpfs, but not reachable with put and get.
+#: Writable in the sandbox and on its filesystem, but not reachable with put and get.
 SCRATCH_DIRS = ("/dev/shm",)
 MAX_EXEC_OUTPUT = 8 * 1024 * 1024
 BASE_ENV = {
@@ -77,7 +77,7 @@ class LocalSandbox:
         if os.geteuid() != 0:
             raise SandboxError(
                 "the local sandbox needs root on the host (it runs agents as an unprivileged user "
-                "on a tmpfs of their own, in cgroups); run as root or use the docker backend"
+                "on a filesystem of their own, in cgroups); run as root or use the docker backend"
             )
         self._bwrap = shutil.which("bwrap")
         if self._bwrap is None:
@@ -103,7 +103,7 @@ class LocalSandbox:
         self._evaluators = staged_evaluators(EVALUATORS_SOURCE)
         self.id = uuid.uuid4().hex[:12]
         self.home = SANDBOX_PARENT / f"{os.getpid()}-{self.id}"
-        #: The sandbox's files on the host (its tmpfs). Read it directly only while none of its
+        #: The sandbox's files on the host (their own filesystem). Read it directly only while none of its
         #: processes run (templates copy it so); otherwise use get and put.
         self.root = self.home / "root"
         self._res = LocalResources(self.home)
@@ -146,8 +146,10 @@ class LocalSandbox:
         self._holder()
 
     def _fill_root(self, source: Path | None) -> None:
-        """Mount a fresh tmpfs at the root, copy ``source`` (a template or snapshot) in, make the sandbox's dirs."""
-        mount_tmpfs(self.root, self.spec.storage_mb)
+        """Mount a fresh filesystem at the root, copy ``source`` (a template or snapshot) in, make the sandbox's dirs."""
+        image = self.home / "storage.ext4"
+        image.unlink(missing_ok=True)  # restore: the old one is unmounted, its blocks freed once detached
+        mount_storage(self.root, image, self.spec.storage_mb)
         self._res.mounted = self.root
         if source is not None:
             copy_tree(source, self.root)
@@ -162,10 +164,13 @@ class LocalSandbox:
 
     # -- the namespaces, and the command line every process in the sandbox starts with --
 
-    def _limits_prefix(self) -> list[str]:
-        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them)."""
+    def _limits_prefix(self, *, holder: bool = False) -> list[str]:
+        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).
+
+        The holder stays out of the memory cgroup: an OOM there must never end the namespaces.
+        """
         if self._res.cgroups is not None:
-            return self._res.cgroups.join_prefix()
+            return self._res.cgroups.join_prefix(skip=("memory",) if holder else ())
         kb = self.spec.memory_mb * 1024
         return ["/bin/sh", "-c", f'ulimit -u {self.spec.pids}; ulimit -v {kb}; exec "$@"', "sh"]
 
@@ -180,6 +185,7 @@ class LocalSandbox:
                 holder = self._res.holder = NamespaceHolder(
                     self._limits_prefix(),
                     self._bwrap_argv(),
+                    own_prefix=self._limits_prefix(holder=True),
                     owner=self._owner,
                     log=self.home / "holder.log",
                     network=self.spec.network,
@@ -219,6 +225,7 @@ class LocalSandbox:
         argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
         for d in (*self.writable, *SCRATCH_DIRS):
             argv += ["--bind", str(self.root / d.lstrip("/")), d]
+        argv += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs: files there would escape storage_mb
         argv += ["--ro-bind", str(self._evaluators), EVALUATORS_MOUNT]
         return argv + ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"]]
 
@@ -234,7 +241,7 @@ class LocalSandbox:
             details={
                 "isolation": "bubblewrap namespaces shared by every command (nsenter)",
                 "limits": "cgroup v1 pids/memory/cpu" if limits else self._limit_note,
-                "storage": f"tmpfs of {self.spec.storage_mb} MiB",
+                "storage": f"ext4 of {self.spec.storage_mb} MiB on a loop device",
                 "user": f"root in a user namespace = host user {SANDBOX_USER} (uid {self._owner[0]}), no capabilities",
                 "evaluators": EVALUATORS_MOUNT,
                 "root": str(self.root),
@@ -339,7 +346,7 @@ class LocalSandbox:
             yield
 
     def restore(self, ref: str) -> None:
-        """Kill every process, put the snapshot's files back on a fresh tmpfs in new namespaces;
+        """Kill every process, put the snapshot's files back on a fresh filesystem in new namespaces;
         open shells restart at the workdir."""
         self._check_open()
         source = self._snapshots.get(ref)
@@ -351,7 +358,7 @@ class LocalSandbox:
             self._res.kill_processes()
             self._res.drop_root()
             self._fill_root(source)
-        self._holder()  # the old one had the old tmpfs mounted
+        self._holder()  # the old one had the old filesystem mounted
         for shell in self._res.shells:
             shell.reset(cwd=self.workdir)
 

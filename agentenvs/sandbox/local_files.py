@@ -6,8 +6,8 @@ resolved in userspace. Each one is opened with ``openat2`` and
 ``RESOLVE_IN_ROOT`` (:func:`evaluators._beneath.open_beneath`) beneath a
 descriptor of the sandbox's root: the kernel resolves it in one step, as the
 sandbox would see it, and ``..`` or an absolute symlink stops at the root.
-Every descriptor is then checked to be on the sandbox's own filesystem (its
-tmpfs). Parents are made with ``mkdirat`` in a directory opened that way,
+Every descriptor is then checked to be on the sandbox's own filesystem (see
+:mod:`agentenvs.sandbox.local_storage`). Parents are made with ``mkdirat`` in a directory opened that way,
 symlinks of a put directory with ``symlinkat``, and what we create is owned
 by the sandbox's user, so its root can change it. Writes never block on a
 FIFO and reads take regular files only.

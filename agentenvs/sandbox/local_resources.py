@@ -1,6 +1,6 @@
 """What a local sandbox owns on the host, and how it is released.
 
-A sandbox's processes, shells, cgroups, tmpfs and directory (under
+A sandbox's processes, shells, cgroups, filesystem and directory (under
 ``SANDBOX_PARENT``) are held by :class:`LocalResources`, released by the
 sandbox's ``close``, its finalizer or atexit. What a crashed process left
 behind is removed by :func:`sweep_local_sandboxes`.
@@ -72,7 +72,7 @@ class LocalResources:
         wait_gone(victims[1:], 5.0)
 
     def drop_root(self) -> None:
-        """Close our descriptor of the sandbox's tmpfs and unmount it (its memory is freed with it)."""
+        """Close our descriptor of the sandbox's filesystem and detach it (its loop device goes with it)."""
         if self.files is not None:
             self.files.close()
             self.files = None

@@ -1,12 +1,14 @@
-"""A local sandbox's files live on a tmpfs of their own: a hard bound on its disk use.
+"""A local sandbox's files live on a filesystem of their own: a hard bound on its disk use.
 
-The host mounts a tmpfs of ``storage_mb`` at the sandbox's root (``nosuid``,
-``nodev``, a bounded number of inodes) and bubblewrap binds its directories
-into the sandbox. A write past the size fails with ENOSPC inside the sandbox;
-nothing has to watch. The mount is the host's, not the sandbox's, so files
-survive a restart of the sandbox's namespaces (``kill_all``), and ``restore``
-swaps in a fresh tmpfs. Pages the sandbox writes are charged to its memory
-cgroup as well, so its files also count against ``memory_mb``.
+Each sandbox gets an ext4 image of ``storage_mb`` (a sparse copy of a blank
+image made once per size with ``mkfs.ext4``), loop-mounted by the host at the
+sandbox's root (``nosuid``, ``nodev``); bubblewrap binds its directories into
+the sandbox. A write past the size fails with ENOSPC inside the sandbox, and
+the number of inodes is bounded with it; nothing has to watch. The mount is
+the host's, not the sandbox's, so files survive a restart of the sandbox's
+namespaces (``kill_all``); ``restore`` mounts a fresh image. Unlike a tmpfs,
+the files are not memory: page cache is reclaimable, so filling the disk never
+makes the memory cgroup's OOM killer take the sandbox apart.
 """
 
 from __future__ import annotations
@@ -16,32 +18,67 @@ import errno
 import os
 import stat
 import subprocess
+import threading
+import uuid
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.local_system import SANDBOX_USER
+from agentenvs.sandbox.local_system import SANDBOX_USER, system_dir
 
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
 MNT_DETACH = 0x2
 UMOUNT_NOFOLLOW = 0x8
-#: Inodes per MiB of storage: enough for source trees of small files, and a bound on their kernel memory.
-INODES_PER_MB = 64
-MIN_INODES = 16384
+#: The filesystem needs some room of its own; smaller images are refused.
+MIN_STORAGE_MB = 8
+_PATH = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_lock = threading.Lock()
+_blanks: dict[int, Path] = {}
 _reachable: set[Path] = set()
 
 
-def mount_tmpfs(target: Path, size_mb: int) -> None:
-    """Mount a fresh tmpfs of ``size_mb`` MiB at ``target`` (an existing directory), root-owned, mode 755."""
-    inodes = max(size_mb * INODES_PER_MB, MIN_INODES)
-    options = f"size={size_mb}m,nr_inodes={inodes},mode=0755,uid=0,gid=0"
-    if _libc.mount(b"agentenvs", os.fsencode(target), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
-        err = ctypes.get_errno()
+def mount_storage(target: Path, image: Path, size_mb: int) -> None:
+    """Make ``image`` a fresh ext4 of ``size_mb`` MiB and loop-mount it at ``target`` (an existing directory)."""
+    _run(["cp", "--sparse=always", "--", str(_blank(size_mb)), str(image)], f"copying a blank image to {image}")
+    _run(
+        ["mount", "-o", "loop,nosuid,nodev", "--", str(image), str(target)], f"mounting the sandbox's files at {target}"
+    )
+
+
+def _blank(size_mb: int) -> Path:
+    """An empty ext4 image of ``size_mb`` MiB (sparse, about 2 MB on disk), made once per size and kept."""
+    if size_mb < MIN_STORAGE_MB:
+        raise SandboxError(f"storage_mb must be at least {MIN_STORAGE_MB} (got {size_mb})")
+    with _lock:
+        blank = _blanks.get(size_mb)
+        if blank is not None and blank.is_file():
+            return blank
+        blank = system_dir() / f"blank-{size_mb}m.ext4"
+        if not blank.is_file():
+            system_dir().mkdir(parents=True, exist_ok=True)
+            staging = blank.with_name(f".{blank.name}.{uuid.uuid4().hex}")
+            try:
+                with open(staging, "wb") as f:
+                    f.truncate(size_mb << 20)
+                _run(
+                    ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-L", "agentenvs"]
+                    + ["-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", str(staging)],
+                    f"making a {size_mb} MiB filesystem",
+                )
+                staging.chmod(0o600)
+                staging.rename(blank)
+            finally:
+                staging.unlink(missing_ok=True)
+        _blanks[size_mb] = blank
+        return blank
+
+
+def _run(argv: list[str], what: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_PATH)
+    if done.returncode != 0:
         raise SandboxError(
-            f"cannot mount the sandbox's {size_mb} MiB tmpfs at {target}: {os.strerror(err)} "
-            "(the local backend needs root with CAP_SYS_ADMIN; use the docker backend otherwise)"
+            f"{what} failed: {done.stderr.strip()[-300:]} (the local backend needs root, loop devices "
+            "and e2fsprogs; use the docker backend otherwise)"
         )
 
 

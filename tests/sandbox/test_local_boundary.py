@@ -196,6 +196,8 @@ def test_writing_past_storage_mb_fails_with_enospc_and_the_sandbox_stays_usable(
     assert r.exit_code != 0 and "No space left on device" in r.stdout
     r = fresh.exec("head -c 10M /dev/zero > /tmp/a && head -c 10M /dev/zero > /dev/shm/b", timeout=60)
     assert r.exit_code != 0 and "No space left on device" in r.stderr  # /tmp and /dev/shm share the bound
+    r = fresh.exec("echo x > /dev/x || mkdir /dev/d", timeout=10)  # and /dev holds no files of the agent's
+    assert r.exit_code != 0 and "Read-only file system" in r.stderr
     with pytest.raises(OSError) as caught:
         fresh.put(b"x" * (20 << 20), "/app/huge")
     assert caught.value.errno == errno.ENOSPC
@@ -203,7 +205,8 @@ def test_writing_past_storage_mb_fails_with_enospc_and_the_sandbox_stays_usable(
         fresh.exec("rm -f /app/big /app/huge /tmp/a /dev/shm/b && echo small > /app/small", timeout=10).exit_code == 0
     )
     sh = fresh.shell()
-    assert sh.run("cat /app/small; df -m /app | tail -1 | awk '{print $2}'", 10).stdout == "small\n16\n"
+    lines = sh.run("cat /app/small; df -m /app | tail -1 | awk '{print $2}'", 10).stdout.splitlines()
+    assert lines[0] == "small" and 12 <= int(lines[1]) <= 16
     sh.close()
     assert fresh.get("/app/small") == b"small\n"
 
@@ -316,7 +319,7 @@ def test_kill_all_ends_daemons_jobs_and_shells_and_the_sandbox_works_after(fresh
     _wait_for(fresh, "test -s /app/beat")
     assert _still_writing(fresh, "/app/beat")
     before = _namespace_pids(fresh)
-    old_ns = os.readlink(f"/proc/{fresh._res.holder.init_pid}/ns/pid")
+    old_holder = fresh._res.holder
     assert len(before) >= 4  # init, the shell, its sleep, the daemon (and the daemon's sleep, at times)
     fresh.kill_all()
     assert not [p for p in before if _alive(p)]
@@ -325,7 +328,7 @@ def test_kill_all_ends_daemons_jobs_and_shells_and_the_sandbox_works_after(fresh
         sh.run("echo hi", 10)
     again = fresh.shell()
     assert again.run("cat /app/kept; pgrep -c -f 'sleep 480[3]|bea[t]' || true", 10).stdout == "kept\n0\n"
-    assert os.readlink(f"/proc/{fresh._res.holder.init_pid}/ns/pid") != old_ns
+    assert fresh._res.holder is not old_holder and not old_holder.alive()  # new namespaces
     assert fresh.exec("echo fresh", timeout=10).stdout == "fresh\n"
     again.close()
 
@@ -407,3 +410,31 @@ def test_nothing_an_agent_starts_carries_over_to_the_next_episode(pool_size):
         assert "No such file" in obs["text"] and obs["text"].rstrip().endswith("0")
     finally:
         env.close()
+
+
+def _memory_cgroup(pid: int) -> str:
+    with open(f"/proc/{pid}/cgroup") as f:
+        return next(line.rstrip().split(":", 2)[2] for line in f if ":memory:" in line)
+
+
+def test_files_beyond_memory_mb_and_a_memory_hog_leave_the_sandbox_whole():
+    """Disk is not memory, and the OOM killer takes the agent's processes, never the holder."""
+    with LocalSandbox(SandboxSpec(pids=64, memory_mb=96, storage_mb=512)) as sb:
+        if sb._res.cgroups is None:
+            pytest.skip("cgroups are not writable here")
+        holder = sb._res.holder
+        sh = sb.shell()
+        assert sh.run("head -c 200M /dev/zero > /app/big && stat -c %s /app/big", 60).stdout == f"{200 << 20}\n"
+        # memory no process owns: a SysV segment left in the sandbox's IPC namespace
+        pin = "import ctypes; c = ctypes.CDLL(None); c.shmat.restype = ctypes.c_void_p; "
+        pin += "a = c.shmat(c.shmget(0, 70 << 20, 0o1600), None, 0); ctypes.memset(a, 1, 70 << 20)"
+        assert sh.run(f"python3 -c '{pin}' && ipcs -m | grep -c ' 600 '", 60).stdout == "1\n"
+        r = sh.run("python3 -c 'x = bytearray(300 << 20)'; echo rc=$?", 60)
+        assert r.stdout.rstrip().endswith("rc=137")  # SIGKILLed by the memory cgroup
+        assert sb._res.holder is holder and holder.alive()
+        shell = next(p for p in _namespace_pids(sb) if p != holder.init_pid)
+        in_sandbox = _memory_cgroup(shell)
+        assert _memory_cgroup(holder.init_pid) != in_sandbox and _memory_cgroup(holder.pid) != in_sandbox
+        assert in_sandbox.endswith(f"/agentenvs/{os.getpid()}-{sb.id}")
+        sb.kill_all()
+        assert sb.exec("ipcs -m | grep -c ' 600 ' || true", timeout=30).stdout == "0\n"  # gone with the namespaces
