@@ -41,7 +41,7 @@ from agentenvs.sandbox.execio import run_capped
 from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
-from agentenvs.sandbox.local_storage import check_reachable, copy_tree, mount_storage
+from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
 from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
 from agentenvs.sandbox.procs import proc_start_time
@@ -123,6 +123,8 @@ class LocalSandbox:
         self.home.mkdir(mode=0o711)
         self.home.chmod(0o711)  # whatever the umask: the sandbox user passes through, reads nothing
         self.root.mkdir()
+        mount_storage(self.root, self.home / "storage.ext4", self.spec.storage_mb)
+        self._res.mounted = self.root
         self._fill_root(template)
         self._limit_note = ""
         try:
@@ -146,11 +148,7 @@ class LocalSandbox:
         self._holder()
 
     def _fill_root(self, source: Path | None) -> None:
-        """Mount a fresh filesystem at the root, copy ``source`` (a template or snapshot) in, make the sandbox's dirs."""
-        image = self.home / "storage.ext4"
-        image.unlink(missing_ok=True)  # restore: the old one is unmounted, its blocks freed once detached
-        mount_storage(self.root, image, self.spec.storage_mb)
-        self._res.mounted = self.root
+        """Copy ``source`` (a template or snapshot) onto the empty root, make the sandbox's dirs, open it for get/put."""
         if source is not None:
             copy_tree(source, self.root)
         uid, gid = self._owner
@@ -346,8 +344,7 @@ class LocalSandbox:
             yield
 
     def restore(self, ref: str) -> None:
-        """Kill every process, put the snapshot's files back on a fresh filesystem in new namespaces;
-        open shells restart at the workdir."""
+        """Kill every process, put the snapshot's files back, start new namespaces; open shells restart at the workdir."""
         self._check_open()
         source = self._snapshots.get(ref)
         if source is None:
@@ -356,9 +353,10 @@ class LocalSandbox:
             )
         with self._holder_lock:
             self._res.kill_processes()
-            self._res.drop_root()
+            self._res.files.close()
+            empty_tree(self.root)  # nothing runs any more: no path can change under the removal
             self._fill_root(source)
-        self._holder()  # the old one had the old filesystem mounted
+        self._holder()
         for shell in self._res.shells:
             shell.reset(cwd=self.workdir)
 

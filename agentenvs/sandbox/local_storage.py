@@ -6,9 +6,10 @@ sandbox's root (``nosuid``, ``nodev``); bubblewrap binds its directories into
 the sandbox. A write past the size fails with ENOSPC inside the sandbox, and
 the number of inodes is bounded with it; nothing has to watch. The mount is
 the host's, not the sandbox's, so files survive a restart of the sandbox's
-namespaces (``kill_all``); ``restore`` mounts a fresh image. Unlike a tmpfs,
-the files are not memory: page cache is reclaimable, so filling the disk never
-makes the memory cgroup's OOM killer take the sandbox apart.
+namespaces (``kill_all``); ``restore`` empties it and copies the snapshot in.
+Unlike a tmpfs, the files are not memory: page cache is reclaimable, so
+filling the disk never makes the memory cgroup's OOM killer take the sandbox
+apart.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -43,6 +45,16 @@ def mount_storage(target: Path, image: Path, size_mb: int) -> None:
     _run(
         ["mount", "-o", "loop,nosuid,nodev", "--", str(image), str(target)], f"mounting the sandbox's files at {target}"
     )
+
+
+def empty_tree(root: Path) -> None:
+    """Remove everything under ``root`` but ``root`` itself (a mount point); symlinks are removed, never followed."""
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
 
 
 def _blank(size_mb: int) -> Path:
