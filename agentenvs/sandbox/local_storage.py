@@ -41,10 +41,30 @@ _reachable: set[Path] = set()
 
 def mount_storage(target: Path, image: Path, size_mb: int) -> None:
     """Make ``image`` a fresh ext4 of ``size_mb`` MiB and loop-mount it at ``target`` (an existing directory)."""
-    _run(["cp", "--sparse=always", "--", str(_blank(size_mb)), str(image)], f"copying a blank image to {image}")
+    _sparse_copy(_blank(size_mb), image)
     _run(
         ["mount", "-o", "loop,nosuid,nodev", "--", str(image), str(target)], f"mounting the sandbox's files at {target}"
     )
+
+
+def _sparse_copy(source: Path, dest: Path) -> None:
+    """Copy the data of ``source`` and leave its holes as holes (a blank image is ~2 MB of 4 GiB)."""
+    with open(source, "rb") as src, open(dest, "wb") as out:
+        fin, fout = src.fileno(), out.fileno()
+        size = os.fstat(fin).st_size
+        out.truncate(size)
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(fin, offset, os.SEEK_DATA)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # nothing but a hole from here on
+                    break
+                raise
+            offset = os.lseek(fin, start, os.SEEK_HOLE)
+            while start < offset:
+                start += os.copy_file_range(fin, fout, offset - start, start, start)
+    os.chmod(dest, 0o600)
 
 
 def empty_tree(root: Path) -> None:
