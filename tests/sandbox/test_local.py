@@ -262,13 +262,19 @@ def test_close_leaves_no_processes_cgroups_or_dirs():
     cgroup_dirs = list(sb._res.cgroups.paths.values()) if sb._res.cgroups else []
     home = sb.home
     assert home.exists() and len(set(pids)) >= 5  # holder's bwrap and init, the shell, three sleeps
+    assert _mounted(sb.root)  # the sandbox's own filesystem
     sb.close()
     sb.close()
-    assert not home.exists()
+    assert not home.exists() and not _mounted(sb.root)
     assert not [p for p in pids if _alive(p)]
     assert not [d for d in cgroup_dirs if d.exists()]
     with pytest.raises(SandboxError, match="closed"):
         sb.exec("true")
+
+
+def _mounted(path: Path) -> bool:
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == str(path) for line in f)
 
 
 def _sandbox_pids(sb: LocalSandbox) -> list[int]:
@@ -363,7 +369,9 @@ def test_a_killed_owner_takes_every_sandbox_process_with_it(sandbox_parent):
     while [p for p in [*inside, *members] if _alive(p)] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in [*inside, *members] if _alive(p)]
+    assert _mounted(Path(home) / "root")
     assert sweep_local_sandboxes(sandbox_parent) == 1 and not Path(home).exists()
+    assert not _mounted(Path(home) / "root")
 
 
 def _ns_of(pid: str) -> str | None:
