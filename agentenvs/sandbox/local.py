@@ -15,8 +15,8 @@ own cgroups (pids, memory, cpu), so a fork bomb is bounded and killable.
 ``get`` and ``put`` resolve paths in the kernel, beneath the root
 (:mod:`agentenvs.sandbox.local_files`). A sandbox left by a crashed process
 is removed by :func:`~agentenvs.sandbox.local_resources.sweep_local_sandboxes`.
-The local backend needs root on the host (to make the user, the filesystem and the
-cgroups).
+The local backend needs root on the host (to make the user, the filesystem
+and the cgroups).
 """
 
 from __future__ import annotations
@@ -134,8 +134,9 @@ class LocalSandbox:
         except CgroupsUnavailable as exc:
             self._limit_note = f"rlimits only ({exc})"
             warnings.warn(
-                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC/RLIMIT_AS, "
-                "which root does not obey for processes; use the docker backend for hard limits.",
+                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC (counted per host "
+                "user, so shared by every sandbox) and RLIMIT_AS, and snapshots cannot freeze the sandbox; "
+                "use the docker backend for hard limits.",
                 RuntimeWarning,
                 stacklevel=3,
             )
