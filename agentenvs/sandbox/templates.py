@@ -3,8 +3,8 @@
 The cache key is a hash of the environment directory (paths, modes, bytes),
 the spec's workdir and env, and the template format, so editing a task
 rebuilds its template and nothing else does. Templates keep the owner of
-their files (the sandbox user), so a copy needs no chown. Builds of the same key in parallel processes wait on a
-file lock instead of racing.
+their files (the sandbox user), so a copy needs no chown. Builds of the same
+key in parallel processes wait on a file lock instead of racing.
 """
 
 from __future__ import annotations
