@@ -1,9 +1,9 @@
 """Build a task's environment once into a template root; each local sandbox starts as a copy.
 
 The cache key is a hash of the environment directory (paths, modes, bytes),
-the spec's workdir and env, and the template format, so editing a task
-rebuilds its template and nothing else does. Templates keep the owner of
-their files (the sandbox user), so a copy needs no chown. Builds of the same
+the spec's workdir and env, the template format and the sandbox user's ids,
+so editing a task rebuilds its template and nothing else does. Templates keep
+the owner of their files (the sandbox user), so a copy needs no chown. Builds of the same
 key in parallel processes wait on a file lock instead of racing.
 """
 
@@ -23,6 +23,7 @@ from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.dockerfile import Env, Workdir, apply_dockerfile, expand_vars, parse_dockerfile
 from agentenvs.sandbox.local import LocalSandbox
 from agentenvs.sandbox.local_storage import copy_tree
+from agentenvs.sandbox.local_system import sandbox_ids
 
 #: Bumped when what a template holds changes (2: files owned by the unprivileged sandbox user).
 TEMPLATE_FORMAT = 2
@@ -46,7 +47,8 @@ class LocalTemplate:
 
 
 def _fingerprint(env_dir: Path, spec: SandboxSpec) -> str:
-    digest = hashlib.sha256(json.dumps([TEMPLATE_FORMAT, spec.workdir, sorted(spec.env.items())]).encode())
+    key = [TEMPLATE_FORMAT, sandbox_ids(), spec.workdir, sorted(spec.env.items())]
+    digest = hashlib.sha256(json.dumps(key).encode())
     for here, dirs, files in os.walk(env_dir):
         dirs.sort()
         for name in sorted(files):
