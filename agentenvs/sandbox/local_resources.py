@@ -37,6 +37,8 @@ class LocalResources:
         self.holder: NamespaceHolder | None = None
         self.shells: list[PersistentShell] = []
         self.procs: set[subprocess.Popen[bytes]] = set()
+        self.mounted: Path | None = None
+        self.files: SandboxFiles | None = None
         #: The host-side state checker and the inode of the root it has mounted.
         self.checker: StateChecker | None = None
         self.checker_root = 0
@@ -45,8 +47,6 @@ class LocalResources:
         if self.checker is not None:
             self.checker.close()
             self.checker = None
-        self.mounted: Path | None = None
-        self.files: SandboxFiles | None = None
 
     def kill_processes(self) -> None:
         """Kill every process, the namespace holder first.
