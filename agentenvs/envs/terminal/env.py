@@ -208,7 +208,7 @@ class TerminalEnv(AgentEnv):
             self._artifacts.update({prefix + k: v for k, v in found.items()})
             self._warnings += problems
             if resume:
-                wiped = sealed.exec(["bash", "-c", f"rm -rf {TESTS_DIR}; find {VERIFIER_LOGS} -mindepth 1 -delete"])
+                wiped = sealed.exec(["find", TESTS_DIR, VERIFIER_LOGS, "-mindepth", "1", "-delete"], cwd="/")
                 if wiped.exit_code != 0:
                     raise SandboxError(f"clearing the step's verifier files failed: {wiped.output[-300:]}")
         finally:
