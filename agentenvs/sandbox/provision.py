@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentenvs.core.errors import SandboxError
 from agentenvs.core.task import Task
 from agentenvs.sandbox import backends, create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
 from agentenvs.sandbox.pool import WarmPool
 
 LABEL_TASK = "agentenvs.task"
+COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
@@ -114,6 +116,13 @@ class Provisioner:
         return str(environment) if environment is not None else ""
 
     def acquire(self, task: Task) -> Sandbox:
+        environment = task.dir("environment")
+        if environment is not None and any((environment / n).is_file() for n in COMPOSE_FILES):
+            needs = "is not supported yet" if self.backend == "docker" else "needs the docker backend"
+            raise SandboxError(
+                f"{task.full_id}: environment/docker-compose.yaml (several services) {needs}; "
+                "run single-container tasks or see docs/task-format.md"
+            )
         spec = self.spec_for(task)
         if self._pool is not None:
             return self._pool.acquire(self.backend, spec)
