@@ -346,6 +346,17 @@ class DockerSandbox:
         verifier.sealed_note = changes.summary()
         return verifier
 
+    def resume(self) -> None:
+        """Start this container again after ``seal`` (a multi-step task's next step): the files are as
+        the agent left them, no process of its survives, and new shells start at the workdir."""
+        container = self._live()
+        try:
+            self._api.start(container)
+        except Exception as exc:
+            raise as_sandbox_error(exc, "restart after the seal") from None
+        _spare_keeper(self._api, container)
+        self._procs_of = ""
+
     def apply_changes(self, deletions: list[str], emptied: list[str], archive: bytes) -> None:
         """Delete, empty, then unpack ``archive`` at ``/``: how the agent's state enters a fresh container."""
         script = 'for p in "$@"; do rm -rf -- "$p"; done'
