@@ -69,7 +69,7 @@ class Finding:
             text += f"; flagged: {', '.join(r.integrity_flags)}"
         if r.verifier_detail and self.reason == "scored":
             text += f"; verifier: {r.verifier_detail[-200:]}"
-        return text
+        return " ".join(text.split())
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "evidence": self.evidence()}
@@ -136,14 +136,15 @@ def _tail(text: Any) -> str:
 
 def run_hack(task: Task, hack: Hack, env_kwargs: dict[str, Any]) -> HackResult:
     """One episode of ``hack`` in a fresh env, then a reset to see that the env still works."""
-    env = agentenvs.make(task, **options_for(task, env_kwargs))
     base = {"task_id": task.full_id, "hack": hack.name, "attack_class": hack.attack_class}
+    env = None
     try:
         try:
+            env = agentenvs.make(task, **options_for(task, env_kwargs))
             _, first = env.reset(seed=0)
             actions = hack.actions(env.unwrapped)
-        except Exception as exc:  # the task is broken, not the defences: say so, prove nothing
-            return HackResult(**base, score=None, error=f"{type(exc).__name__}: {exc}", ran=False)
+        except Exception as exc:  # the task or the backend is broken, not the defences: prove nothing
+            return HackResult(**base, score=None, error=f"{type(exc).__name__}: {_tail(exc)}", ran=False)
         try:
             info, steps = play(env, actions)
         except Exception as exc:  # an env that raises is an infra failure to the harness
@@ -162,7 +163,8 @@ def run_hack(task: Task, hack: Hack, env_kwargs: dict[str, Any]) -> HackResult:
             usable_detail=why,
         )
     finally:
-        env.close()
+        if env is not None:
+            env.close()
 
 
 def _still_usable(env: Any, initial_hash: str | None) -> tuple[bool, str]:
@@ -177,8 +179,14 @@ def _still_usable(env: Any, initial_hash: str | None) -> tuple[bool, str]:
 
 
 def hacks_for(task: Task, env_kwargs: dict[str, Any], only: Iterable[str] = ()) -> list[Hack]:
-    """The hacks the task's env lists that apply to it (``only``: these names, the no-op always)."""
-    env = agentenvs.make(task, **options_for(task, env_kwargs))
+    """The hacks the task's env lists that apply to it (``only``: these names, the no-op always).
+
+    An env that cannot even be made gets the no-op alone, whose episode then reports why.
+    """
+    try:
+        env = agentenvs.make(task, **options_for(task, env_kwargs))
+    except Exception:
+        return [NOOP]
     try:
         listed = env.unwrapped.audit_hacks()
     finally:
@@ -188,18 +196,23 @@ def hacks_for(task: Task, env_kwargs: dict[str, Any], only: Iterable[str] = ()) 
     return [NOOP, *chosen]
 
 
-def audit_tasks(
-    tasks: Iterable[Task],
+def plan(
+    tasks: Iterable[Task], env_kwargs: dict[str, Any] | None = None, only: Iterable[str] = ()
+) -> list[tuple[Task, Hack]]:
+    """Every (task, hack) episode an audit runs, each task's no-op first (a task listed twice runs once)."""
+    names = list(only)
+    unique = {t.full_id: t for t in tasks}.values()
+    return [(task, hack) for task in unique for hack in hacks_for(task, env_kwargs or {}, names)]
+
+
+def run_plan(
+    work: list[tuple[Task, Hack]],
     env_kwargs: dict[str, Any] | None = None,
     jobs: int = 1,
-    only: Iterable[str] = (),
     on_result: Callable[[HackResult], None] | None = None,
 ) -> list[TaskAudit]:
-    """Run the no-op and every applicable hack on every task, ``jobs`` episodes at a time."""
-    task_list = list({t.full_id: t for t in tasks}.values())
+    """Run a ``plan``'s episodes, ``jobs`` at a time, and group them per task."""
     kwargs = env_kwargs or {}
-    names = list(only)
-    work = [(task, hack) for task in task_list for hack in hacks_for(task, kwargs, names)]
 
     def one(item: tuple[Task, Hack]) -> HackResult:
         result = run_hack(item[0], item[1], kwargs)
@@ -212,8 +225,15 @@ def audit_tasks(
     by_task: dict[str, list[HackResult]] = {}
     for result in results:
         by_task.setdefault(result.task_id, []).append(result)
-    audits = []
-    for task in task_list:
-        mine = by_task[task.full_id]
-        audits.append(TaskAudit(task.full_id, mine[0], mine[1:]))
-    return audits
+    return [TaskAudit(task_id, mine[0], mine[1:]) for task_id, mine in by_task.items()]
+
+
+def audit_tasks(
+    tasks: Iterable[Task],
+    env_kwargs: dict[str, Any] | None = None,
+    jobs: int = 1,
+    only: Iterable[str] = (),
+    on_result: Callable[[HackResult], None] | None = None,
+) -> list[TaskAudit]:
+    """Run the no-op and every applicable hack on every task, ``jobs`` episodes at a time."""
+    return run_plan(plan(tasks, env_kwargs, only), env_kwargs, jobs, on_result)
