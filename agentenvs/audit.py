@@ -61,7 +61,9 @@ class Finding:
 
     def evidence(self) -> str:
         r = self.result
-        if self.reason == "scored":
+        if self.reason == "scored" and self.hack == NOOP.name:
+            text = f"doing nothing scored {r.score:.2f}"
+        elif self.reason == "scored":
             text = f"score {r.score:.2f} > no-op {self.baseline:.2f}"
         elif self.reason == "infra":
             text = f"ended as infra: {r.error}"

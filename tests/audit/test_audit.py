@@ -140,6 +140,8 @@ def test_judge_counts_scores_above_the_noop_infra_and_broken_envs() -> None:
         return HackResult(**{"task_id": "t", "hack": "h", "attack_class": "c", "score": 0.0, **kw})  # type: ignore[arg-type]
 
     assert judge(result(score=0.5), 0.5) == []
+    (free,) = judge(result(hack="done", score=0.5), 0.0)
+    assert free.reason == "scored" and free.evidence() == "doing nothing scored 0.50"
     assert [f.reason for f in judge(result(score=0.6), 0.5)] == ["scored"]
     assert [f.reason for f in judge(result(score=None, error_kind="infra", error="boom"), 0.0)] == ["infra"]
     assert [f.reason for f in judge(result(usable=False, usable_detail="reset raised"), 0.0)] == ["unusable"]
