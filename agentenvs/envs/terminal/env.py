@@ -27,6 +27,7 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task, TaskStep
 from agentenvs.envs.terminal.artifacts import collect_artifacts
+from agentenvs.envs.terminal.hacks import TERMINAL_HACKS
 from agentenvs.envs.terminal.steps import StepResult, below_minimum, payment, roll_up
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
@@ -49,6 +50,7 @@ class TerminalEnv(AgentEnv):
     family = "terminal"
     native_tools = [BASH_TOOL]
     prompt_description = PROMPT
+    family_hacks = TERMINAL_HACKS
 
     def __init__(
         self,
