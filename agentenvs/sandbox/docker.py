@@ -10,6 +10,7 @@ owner's pid, so :func:`sweep_docker` can remove what a killed process left.
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import tarfile
 import threading
@@ -18,7 +19,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
@@ -343,6 +344,8 @@ class DockerSandbox:
         except BaseException:
             verifier.close()
             raise
+        finally:
+            changes.archive.close()
         verifier.sealed_note = changes.summary()
         return verifier
 
@@ -357,7 +360,7 @@ class DockerSandbox:
         _spare_keeper(self._api, container)
         self._procs_of = ""
 
-    def apply_changes(self, deletions: list[str], emptied: list[str], archive: bytes) -> None:
+    def apply_changes(self, deletions: list[str], emptied: list[str], archive: BinaryIO) -> None:
         """Delete, empty, then unpack ``archive`` at ``/``: how the agent's state enters a fresh container."""
         script = 'for p in "$@"; do rm -rf -- "$p"; done'
         steps = [["sh", "-c", script, "sh", *deletions]] if deletions else []
@@ -366,7 +369,8 @@ class DockerSandbox:
             done = self.exec(argv, timeout=120, cwd="/")
             if done.exit_code != 0:
                 raise SandboxError(f"preparing the verifier's container failed: {done.output[-400:]}")
-        if archive:
+        if archive.seek(0, os.SEEK_END):
+            archive.seek(0)
             try:
                 ok = self._api.put_archive(self._live(), "/", archive)
             except Exception as exc:
