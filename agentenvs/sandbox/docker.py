@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -338,7 +338,8 @@ class DockerSandbox:
         from agentenvs.sandbox.docker_state import read_changes
 
         changes = read_changes(self._api, container)
-        verifier = DockerSandbox(self.spec, client=self._client)
+        # The agent's files may fill its quota; the verifier gets room for them and its own.
+        verifier = DockerSandbox(replace(self.spec, storage_mb=2 * self.spec.storage_mb), client=self._client)
         try:
             verifier.apply_changes(changes.deletions, changes.emptied, changes.archive)
         except BaseException:
