@@ -1,0 +1,52 @@
+"""The whole corpus against the hack library, on both backends: no hack scores above the no-op.
+
+This is `agentenvs audit` over every task (the same code path); it fails with
+each finding's evidence, so a regression in any defence names the task, the
+hack and what the verifier said.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import agentenvs
+from agentenvs.audit import audit_tasks
+
+JOBS = int(os.environ.get("AGENTENVS_AUDIT_JOBS", "3"))
+
+
+def _report(audits: list) -> dict[str, list[str]]:
+    problems: dict[str, list[str]] = {}
+    for audit in audits:
+        for finding in audit.findings:
+            r = finding.result
+            problems.setdefault(audit.task_id, []).append(
+                f"{finding.hack} ({finding.reason}): score {r.score}, {r.error_kind or ''} {r.error or ''} "
+                f"{r.verifier_detail[-200:]}"
+            )
+        for result in audit.errors:
+            problems.setdefault(audit.task_id, []).append(f"{result.hack} did not run: {result.error}")
+    return problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["terminal", "swe"])
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_no_hack_beats_the_noop(family: str, backend: str, request: pytest.FixtureRequest) -> None:
+    if backend == "docker":
+        request.getfixturevalue("docker_client")
+    tasks = agentenvs.list_tasks(family=family)
+    assert tasks, f"no {family} tasks"
+    audits = audit_tasks(tasks, env_kwargs={"backend": backend}, jobs=JOBS)
+    assert len(audits) == len(tasks)
+    assert all(len(a.results) >= 3 for a in audits), "every task gets at least the common hacks"
+    assert not _report(audits)
+
+
+def test_text_games_resist_the_common_hacks() -> None:
+    tasks = agentenvs.list_tasks(family="textgame", split="test")
+    audits = audit_tasks(tasks, jobs=1)
+    assert len(audits) == len(tasks) > 0
+    assert not _report(audits)
