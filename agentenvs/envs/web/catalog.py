@@ -1,0 +1,103 @@
+"""The web family's tasks: templated site tasks (``<template>-<seed>``) and MiniWoB++ (``miniwob.<name>``).
+
+A site task is built from its template, its seed and the site's snapshot;
+MiniWoB++ tasks are seeded by the reset seed, as MiniWoB++ itself is.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+from agentenvs.core.errors import TaskNotFoundError
+from agentenvs.core.task import AgentSection, Checkpoint, CheckSpec, EvaluatorSection, LimitsSection, Task, TaskConfig
+from agentenvs.envs.web import miniwob
+from agentenvs.envs.web.sites import snapshot
+from agentenvs.envs.web.sites.framework import connect
+from agentenvs.envs.web.templates_forum import TEMPLATES as FORUM_TEMPLATES
+from agentenvs.envs.web.templates_shop import TEMPLATES as SHOP_TEMPLATES
+
+TEMPLATES = {**SHOP_TEMPLATES, **FORUM_TEMPLATES}
+#: Seeds listed in the registry per template (any seed loads on demand).
+LISTED_SEEDS = range(5)
+MINIWOB_PREFIX = "miniwob."
+HOW = (
+    "Personas sign in with the username in their name and the password <username>-pass (e.g. emma / emma-pass); "
+    "when the task says 'your', you are already signed in."
+)
+
+
+def _site_of(template: str) -> str:
+    return template.split("-", 1)[0]
+
+
+@lru_cache(maxsize=2048)
+def load(task_id: str) -> Task:
+    if task_id.startswith(MINIWOB_PREFIX):
+        return _miniwob_task(task_id)
+    template, _, seed_text = task_id.rpartition("-")
+    if template not in TEMPLATES or not seed_text.isdigit():
+        raise TaskNotFoundError(
+            f"no web task {task_id!r}; ids look like <template>-<seed> (templates: {', '.join(TEMPLATES)}) "
+            f"or miniwob.<task>"
+        )
+    site = _site_of(template)
+    db = connect(snapshot(site), readonly=True)
+    try:
+        spec: dict[str, Any] = TEMPLATES[template](random.Random(f"{template}:{seed_text}"), db)
+    finally:
+        db.close()
+    params = {
+        "kind": "site",
+        "template": template,
+        "seed": int(seed_text),
+        "sites": [site],
+        "persona": spec["persona"],
+        "start": spec["start"],
+        "oracle": spec["oracle"],
+        "wrong": spec["wrong"],
+        "infeasible": spec.get("infeasible", False),
+    }
+    config = TaskConfig(
+        id=task_id,
+        family="web",
+        difficulty=spec["difficulty"],
+        tags=[site, template, *spec["tags"]],
+        limits=LimitsSection(max_steps=30, step_timeout_sec=30),
+        agent=AgentSection(timeout_sec=900),
+        evaluator=EvaluatorSection(checks=[CheckSpec(**c) for c in spec["evaluator"]]),
+        checkpoints=[Checkpoint(**c) for c in spec.get("checkpoints", [])],
+        web=params,
+    )
+    persona = f" You are signed in as {spec['persona']}." if spec["persona"] else ""
+    return Task(id=task_id, family="web", instruction=spec["instruction"] + persona, config=config, params=params)
+
+
+def _miniwob_task(task_id: str) -> Task:
+    name = task_id.removeprefix(MINIWOB_PREFIX)
+    if name not in miniwob.task_names():
+        raise TaskNotFoundError(f"no MiniWoB++ task {name!r} in the installed miniwob package")
+    params = {"kind": "miniwob", "name": name}
+    config = TaskConfig(
+        id=task_id,
+        family="web",
+        tags=["miniwob"],
+        limits=LimitsSection(max_steps=20, step_timeout_sec=30),
+        agent=AgentSection(timeout_sec=600),
+        evaluator=EvaluatorSection(checks=[CheckSpec(check="miniwob.success")]),
+        web=params,
+    )
+    instruction = "Solve this MiniWoB++ task on the page (its instruction follows)."
+    return Task(id=task_id, family="web", instruction=instruction, config=config, params=params)
+
+
+class WebTaskSource:
+    """Every template's listed seeds, then every MiniWoB++ task the installed package ships."""
+
+    def ids(self) -> list[str]:
+        sites = [f"{t}-{s}" for t in TEMPLATES for s in LISTED_SEEDS]
+        return sites + [f"{MINIWOB_PREFIX}{n}" for n in miniwob.task_names()]
+
+    def load(self, task_id: str) -> Task:
+        return load(task_id)
