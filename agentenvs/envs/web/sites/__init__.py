@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-SITES = ("shop",)
+SITES = ("shop", "forum")
 #: Bump when a generator changes so cached snapshots are rebuilt.
 DATA_VERSION = 1
 DATA_SEED = 7
