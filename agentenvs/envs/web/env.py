@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,6 +66,8 @@ class WebEnv(AgentEnv):
         self._infeasible = False
         self._utterance: str | None = None
         self._last_error = ""
+        self._pending_fork: dict[str, str] = {}
+        self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         extra: dict[str, spaces.Space[Any]] = {
@@ -102,6 +107,28 @@ class WebEnv(AgentEnv):
 
     # -- hooks -------------------------------------------------------------------
 
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """``options={"fork": env.fork()}`` starts the episode from another episode's site state."""
+        self._pending_fork = dict((options or {}).get("fork") or {})
+        return super().reset(seed=seed, options=options)
+
+    def fork(self) -> dict[str, str]:
+        """Copy this episode's site databases (a consistent SQLite backup) for branching rollouts.
+
+        The parent is not touched; pass the result as ``reset(options={"fork": ...})`` of any
+        env running the same task. Only server state is forked: the branch starts a fresh browser.
+        """
+        if self._task is None:
+            raise RuntimeError("call reset() before fork()")
+        if self._fork_dir is None:
+            self._fork_dir = tempfile.TemporaryDirectory(prefix="agentenvs-web-fork-")
+        forked = {}
+        for name in self._task.params.get("sites", []):
+            dest = Path(self._fork_dir.name) / f"{name}-{uuid.uuid4().hex}.sqlite"
+            self.site(name).control("/fork", {"dest": str(dest)})
+            forked[name] = str(dest)
+        return forked
+
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         spec = task.params
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
@@ -116,6 +143,8 @@ class WebEnv(AgentEnv):
             for name in spec["sites"]:
                 site = self.site(name)
                 site.control("/reset")
+                if name in self._pending_fork:
+                    site.control("/adopt", {"source": self._pending_fork[name]})
                 if spec.get("persona"):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": "sid", "value": sid, "url": site.origin})
@@ -261,6 +290,9 @@ class WebEnv(AgentEnv):
                 pass
 
     def _release(self) -> None:
+        if self._fork_dir is not None:
+            self._fork_dir.cleanup()
+            self._fork_dir = None
         for proc in self._sites.values():
             proc.close()
         self._sites.clear()

@@ -116,6 +116,12 @@ class Session:
             except Exception:  # noqa: BLE001 - a page that never loads is shown as it is
                 pass
         if len(self.blocked) > before:
+            if self.page.url.startswith("chrome-error://"):
+                # A blocked navigation leaves Chromium's error page: take the tab back to where it was.
+                try:
+                    self.page.go_back(wait_until="load")
+                except Exception:  # noqa: BLE001 - nothing to go back to; the error page stays
+                    pass
             raise BrowserActionError(f"blocked a request outside the task's sites: {self.blocked[-1][:200]}")
 
     def element(self, bid: str) -> Any:

@@ -116,13 +116,15 @@ def generate(db: sqlite3.Connection, seed: int) -> None:
                     ),
                 )
     for uid in range(1, 81):
-        for _ in range(rng.randint(1, 4) if uid <= len(PERSONAS) else rng.randint(0, 2)):
+        for k in range(rng.randint(2, 5) if uid <= len(PERSONAS) else rng.randint(0, 2)):
             created = f"2026-{rng.randint(1, 10):02d}-{rng.randint(1, 28):02d}"
+            # Every persona has an order still processing (something to cancel) and a history.
+            status = "processing" if uid <= len(PERSONAS) and k == 0 else None
             row = db.execute("SELECT full_name, street, city, zip FROM users WHERE id = ?", (uid,)).fetchone()
             cur = db.execute(
                 "INSERT INTO orders (user_id, status, created, ship_name, street, city, zip, shipping, total)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'standard', 0)",
-                (uid, rng.choice(["delivered", "delivered", "shipped", "processing"]), created, *row),
+                (uid, status or rng.choice(["delivered", "delivered", "shipped", "processing"]), created, *row),
             )
             total = SHIPPING["standard"]
             for product in rng.sample(range(1, pid + 1), rng.randint(1, 3)):

@@ -1,0 +1,99 @@
+"""Faults and isolation: a site killed mid-episode is infra, junk never breaks the env,
+parallel episodes do not see each other's writes, and a fork diverges without touching its parent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import agentenvs
+from agentenvs.validate import play
+
+CART = "SELECT COUNT(*) FROM cart_items"
+
+
+def test_site_killed_mid_episode_is_infra_and_reset_recovers(web_env) -> None:
+    web_env.reset(seed=0, options={"task_id": "web/shop-add-to-cart-0"})
+    site = web_env.site("shop")
+    os.killpg(site.pid, signal.SIGKILL)
+    site._proc.wait(timeout=10)
+    _, reward, terminated, truncated, info = web_env.step("noop()")
+    assert info["error_kind"] == "infra" and truncated and not terminated and reward == 0.0
+    web_env.reset(seed=0, options={"task_id": "web/shop-add-to-cart-0"})
+    assert web_env.site("shop").pid != site.pid
+    info, _ = play(web_env, web_env.oracle_actions())
+    assert info["score"] == 1.0
+
+
+def test_junk_actions_cost_a_step_and_leave_the_env_usable(web_env) -> None:
+    obs, _ = web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    junk = [
+        "click('99999')",
+        "click('a\"] , *')",
+        "fill('1')",
+        "eval('1')",
+        {"name": "click", "arguments": {}},
+        {"name": "click", "arguments": "not json"},
+        "tab_focus(7)",
+        "upload_file('1', '/etc/passwd')",
+        "\x00",
+        42,
+    ]
+    for action in junk:
+        after, reward, terminated, truncated, info = web_env.step(action)
+        assert info["action_error"], action
+        assert not (terminated or truncated) and reward == 0.0
+    assert info["step"] == len(junk)
+    after, _, _, _, info = web_env.step({"name": "goto", "arguments": {"url": web_env.site_url("shop:/search")}})
+    assert info["action_error"] is None and after["url"].endswith("/search")
+
+
+def test_parallel_episodes_on_one_site_do_not_see_each_others_writes() -> None:
+    envs = [agentenvs.make("web/shop-add-to-cart-0").unwrapped for _ in range(2)]
+    try:
+        for env in envs:
+            env.reset(seed=0)
+        results: dict[int, float] = {}
+
+        def solve(i: int) -> None:
+            info, _ = play(envs[i], envs[i].oracle_actions() if i == 0 else ["noop()"])
+            results[i] = info["score"]
+
+        threads = [threading.Thread(target=solve, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert results == {0: 1.0, 1: 0.0}
+        assert envs[0].site("shop").query(CART)[0][0] == 1
+        assert envs[1].site("shop").query(CART)[0][0] == 0
+        assert envs[0].site("shop").db_path != envs[1].site("shop").db_path
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_a_fork_diverges_from_its_parent_without_touching_it(web_env) -> None:
+    parent = agentenvs.make("web/shop-buy-0").unwrapped
+    try:
+        parent.reset(seed=0)
+        plan = parent.oracle_actions()
+        for action in plan[:3]:  # product page, quantity, add to cart
+            parent.step(action)
+        forked = parent.fork()
+        web_env.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
+        assert web_env.site("shop").query(CART)[0][0] == 1, "the branch starts from the parent's state"
+        info, _ = play(web_env, web_env.oracle_actions()[3:])
+        assert info["score"] == 1.0
+        assert parent.site("shop").query(CART)[0][0] == 1
+        assert (
+            parent.site("shop").query(
+                "SELECT COUNT(*) FROM orders WHERE status = 'processing' AND created = '2026-11-01'"
+            )[0][0]
+            == 0
+        )
+        web_env.reset(seed=0, options={"task_id": "web/shop-buy-0"})
+        assert web_env.site("shop").query(CART)[0][0] == 0, "a plain reset is the snapshot again"
+    finally:
+        parent.close()
