@@ -7,7 +7,6 @@ import pytest
 import agentenvs
 from agentenvs.audit import audit_tasks
 from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
-from agentenvs.validate import play
 
 TASKS = ["web/shop-price-0", "web/forum-create-post-0", "web/shop-buy-out-of-stock-0", "web/miniwob.click-button"]
 
