@@ -123,6 +123,8 @@ class App:
 
         def register(fn: Handler) -> Handler:
             self.routes.append((method, regex, fn, login))
+            # Literal paths win over patterns (``/mail/compose`` before ``/mail/<folder>``).
+            self.routes.sort(key=lambda r: r[1].groups)
             return fn
 
         return register
