@@ -18,8 +18,9 @@ from agentenvs.envs.web.sites.framework import connect
 from agentenvs.envs.web.templates_forum import TEMPLATES as FORUM_TEMPLATES
 from agentenvs.envs.web.templates_mail import TEMPLATES as MAIL_TEMPLATES
 from agentenvs.envs.web.templates_shop import TEMPLATES as SHOP_TEMPLATES
+from agentenvs.envs.web.templates_tracker import TEMPLATES as TRACKER_TEMPLATES
 
-TEMPLATES = {**SHOP_TEMPLATES, **FORUM_TEMPLATES, **MAIL_TEMPLATES}
+TEMPLATES = {**SHOP_TEMPLATES, **FORUM_TEMPLATES, **MAIL_TEMPLATES, **TRACKER_TEMPLATES}
 #: Seeds listed in the registry per template (any seed loads on demand).
 LISTED_SEEDS = range(5)
 MINIWOB_PREFIX = "miniwob."

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-SITES = ("shop", "forum", "mail")
+SITES = ("shop", "forum", "mail", "tracker")
 #: Bump when a generator changes so cached snapshots are rebuilt.
 DATA_VERSION = 2
 DATA_SEED = 7
