@@ -97,3 +97,81 @@ def test_a_fork_diverges_from_its_parent_without_touching_it(web_env) -> None:
         assert web_env.site("shop").query(CART)[0][0] == 0, "a plain reset is the snapshot again"
     finally:
         parent.close()
+
+
+def test_a_page_that_never_finishes_loading_is_shown_and_the_env_goes_on() -> None:
+    """An image that never arrives keeps the load event from firing: the wait is bounded, not fatal."""
+    import http.server
+
+    class Hanging(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path == "/":
+                body = b"<title>Slow</title><h1>Half there</h1><img src='/never.png'>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                release.wait(30)
+
+    release = threading.Event()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hanging)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = agentenvs.make("web/shop-price-0", load_timeout=1.0).unwrapped
+    try:
+        env.reset(seed=0)
+        origin = f"http://127.0.0.1:{server.server_port}"
+        env._session.allowed = env._session.allowed | {origin}  # this test's own site joins the allow-list
+        obs, _, terminated, truncated, info = env.step(f"goto('{origin}/')")
+        assert "heading 'Half there'" in obs["text"] and obs["url"] == f"{origin}/"
+        assert not (terminated or truncated) and info.get("error_kind") != "infra"
+        obs, _, _, _, info = env.step(f"goto({env.site_url('shop:/search')!r})")
+        assert info["action_error"] is None and obs["url"].endswith("/search")
+    finally:
+        release.set()
+        server.shutdown()
+        env.close()
+
+
+def _chromium_browser_pids() -> list[int]:
+    """This process's Chromium browser processes (descendants, not renderers or helpers)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+            pid = int(entry)
+            chain = pid
+            for _ in range(6):  # walk up to us: chromium <- playwright driver <- this process
+                chain = int(open(f"/proc/{chain}/stat").read().rsplit(")", 1)[1].split()[1])
+                if chain == me:
+                    break
+        except (OSError, ValueError, IndexError):
+            continue
+        if chain == me and cmdline[0].endswith(b"chromium") and not any(a.startswith(b"--type=") for a in cmdline):
+            found.append(pid)
+    return found
+
+
+def test_chromium_killed_mid_episode_is_infra_and_reset_recovers() -> None:
+    env = agentenvs.make("web/shop-add-to-cart-0").unwrapped
+    try:
+        env.reset(seed=0)
+        pids = _chromium_browser_pids()
+        assert pids, "found the browser process"
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        _, reward, terminated, truncated, info = env.step("noop()")
+        assert info["error_kind"] == "infra" and truncated and not terminated and reward == 0.0
+        env.reset(seed=0)
+        assert set(_chromium_browser_pids()).isdisjoint(pids)
+        info, _ = play(env, env.oracle_actions())
+        assert info["score"] == 1.0
+    finally:
+        env.close()

@@ -68,6 +68,10 @@ class BrowserThread:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
+    def connected(self) -> bool:
+        """Whether Chromium itself is still there (the thread outlives a crashed browser)."""
+        return self.alive and bool(self.call(lambda browser: browser.is_connected(), timeout=30))
+
     def call(self, fn: Callable[[Any], T], timeout: float = 120.0) -> T:
         """Run ``fn(browser)`` on the browser thread and return its result."""
         if not self.alive:
@@ -90,6 +94,8 @@ def shared_browser() -> BrowserThread:
     """The process's browser, started on first use (one browser per worker process)."""
     global _SHARED
     with _LOCK:
-        if _SHARED is None or not _SHARED.alive:
+        if _SHARED is None or not _SHARED.connected():
+            if _SHARED is not None:
+                _SHARED.close()
             _SHARED = BrowserThread()
         return _SHARED

@@ -40,7 +40,10 @@ MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
 
 
 class WebEnv(AgentEnv):
-    """A web task. ``screenshot=True`` adds the page's pixels to every observation."""
+    """A web task. ``screenshot=True`` adds the page's pixels to every observation.
+
+    Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
+    """
 
     family = "web"
     native_tools = tool_schemas()
@@ -54,9 +57,12 @@ class WebEnv(AgentEnv):
         screenshot: bool = False,
         viewport: tuple[int, int] = (1280, 720),
         browser: BrowserThread | None = None,
+        load_timeout: float = 10.0,
         **kwargs: Any,
     ):
         self.screenshot = screenshot
+        #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
+        self.load_timeout_ms = int(load_timeout * 1000)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
         self._browser = browser
@@ -88,8 +94,25 @@ class WebEnv(AgentEnv):
             self._browser = shared_browser()
         return self._browser
 
+    def _begin_browser(self) -> None:
+        """A reset after Chromium died gets a new one (the episode that saw it die ended as infra)."""
+        if self._browser is None or not self._browser.connected():
+            self._browser = shared_browser()
+
     def _call(self, fn: Any) -> Any:
-        return self.browser.call(fn)
+        """Run ``fn(browser)`` on the browser thread; Chromium dying under it is infra, not the agent's doing.
+
+        The agent cannot close its context or the browser (only tabs, and the env replaces a
+        last closed tab), so a closed target means the browser went away.
+        """
+        try:
+            return self.browser.call(fn)
+        except InfraError:
+            raise
+        except Exception as exc:
+            if type(exc).__name__ == "TargetClosedError" or not self.browser.connected():
+                raise InfraError(f"Chromium is gone: {exc}") from exc
+            raise
 
     def site(self, name: str) -> SiteProcess:
         """The env's server for a site, restarted if it died (a reset recovers from infra failures)."""
@@ -131,12 +154,15 @@ class WebEnv(AgentEnv):
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         spec = task.params
+        self._begin_browser()
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
         if spec["kind"] == "miniwob":
             origin = miniwob.origin()
             url = f"{origin}/miniwob/{spec['name']}.html"
             max_ms = int(task.config.agent.timeout_sec * 1000)
-            self._session = self._call(lambda b: Session.open(b, {origin}, self.viewport, []))
+            self._session = self._call(
+                lambda b: Session.open(b, {origin}, self.viewport, [], None, self.load_timeout_ms)
+            )
             self._utterance = self._call(lambda b: self._start_miniwob(url, seed, max_ms))
         else:
             cookies = []
@@ -149,7 +175,10 @@ class WebEnv(AgentEnv):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": "sid", "value": sid, "url": site.origin})
             allowed = {self.site(n).origin for n in spec["sites"]}
-            self._session = self._call(lambda b: Session.open(b, allowed, self.viewport, cookies))
+            uploads = task.dir("uploads")
+            self._session = self._call(
+                lambda b: Session.open(b, allowed, self.viewport, cookies, uploads, self.load_timeout_ms)
+            )
             start = self.site_url(spec["start"])
             self._call(lambda b: self._session.goto(start))
         return self._outcome()
@@ -171,6 +200,8 @@ class WebEnv(AgentEnv):
 
     def _outcome(self, terminated: bool = False, info: dict[str, Any] | None = None) -> StepOutcome:
         self._ensure_sites_alive()
+        if not self._call(lambda b: b.is_connected()):
+            raise InfraError("Chromium is gone")
         page: Page = self._call(lambda b: self._session.observe(self.screenshot))
         lines = [f"URL: {page.url}", "Open tabs:", page.tabs]
         if self._last_error:

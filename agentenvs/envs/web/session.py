@@ -46,6 +46,7 @@ class Session:
     context: Any
     allowed: frozenset[str]
     uploads: Path | None = None
+    load_timeout_ms: int = LOAD_TIMEOUT_MS
     blocked: list[str] = field(default_factory=list)
     active: int = 0
 
@@ -57,6 +58,7 @@ class Session:
         viewport: tuple[int, int],
         cookies: list[dict[str, Any]],
         uploads: Path | None = None,
+        load_timeout_ms: int = LOAD_TIMEOUT_MS,
     ) -> Session:
         context = browser.new_context(
             viewport={"width": viewport[0], "height": viewport[1]},
@@ -66,8 +68,8 @@ class Session:
             timezone_id="UTC",
         )
         context.set_default_timeout(ACTION_TIMEOUT_MS)
-        context.set_default_navigation_timeout(LOAD_TIMEOUT_MS)
-        session = cls(context, frozenset(allowed), uploads)
+        context.set_default_navigation_timeout(load_timeout_ms)
+        session = cls(context, frozenset(allowed), uploads, load_timeout_ms)
         context.route("**/*", session._route)
         if cookies:
             context.add_cookies(cookies)
@@ -101,28 +103,35 @@ class Session:
     def goto(self, url: str) -> None:
         if not self.allowed_url(url):
             raise BrowserActionError(f"navigation to {url[:200]!r} is blocked: only the task's sites are reachable")
-        self._settle(lambda: self.page.goto(url, wait_until="load"))
+        self._settle(lambda: self.page.goto(url, wait_until="commit"))
 
     def _settle(self, fn: Any) -> None:
-        """Run an action, then wait (bounded) for any navigation it started to load."""
+        """Run an action, then wait (bounded) for any navigation it started to load.
+
+        A page that never finishes loading costs at most one ``load_timeout_ms`` and is
+        observed as it is; a request the allow-list blocked is the action's error.
+        """
         before = len(self.blocked)
+        error: BrowserActionError | None = None
         try:
             fn()
         except Exception as exc:  # noqa: BLE001 - Playwright's errors become the agent's last_action_error
-            raise BrowserActionError(_short(exc)) from None
-        finally:
+            error = BrowserActionError(_short(exc))
+        else:
             try:
-                self.page.wait_for_load_state("load", timeout=LOAD_TIMEOUT_MS)
+                self.page.wait_for_load_state("load", timeout=self.load_timeout_ms)
             except Exception:  # noqa: BLE001 - a page that never loads is shown as it is
                 pass
         if len(self.blocked) > before:
             if self.page.url.startswith("chrome-error://"):
                 # A blocked navigation leaves Chromium's error page: take the tab back to where it was.
                 try:
-                    self.page.go_back(wait_until="load")
+                    self.page.go_back(wait_until="load", timeout=self.load_timeout_ms)
                 except Exception:  # noqa: BLE001 - nothing to go back to; the error page stays
                     pass
             raise BrowserActionError(f"blocked a request outside the task's sites: {self.blocked[-1][:200]}")
+        if error is not None:
+            raise error
 
     def element(self, bid: str) -> Any:
         if not BID.match(bid):
@@ -157,7 +166,7 @@ class Session:
         elif name == "goto":
             self.goto(a["url"])
         elif name in ("go_back", "go_forward"):
-            self._settle(lambda: getattr(self.page, name)(wait_until="load"))
+            self._settle(lambda: getattr(self.page, name)(wait_until="commit"))
         elif name == "new_tab":
             self.context.new_page()
             self.active = len(self.context.pages) - 1
