@@ -85,3 +85,17 @@ def test_submit_and_fail_count_as_answer_and_infeasible(web_env) -> None:
     web_env.reset(seed=0, options={"task_id": "web/shop-buy-out-of-stock-0"})
     info, _ = play(web_env, [{"name": "fail", "arguments": {"reason": "out of stock"}}])
     assert info["score"] == 1.0
+
+
+def test_prepared_context_is_used_by_the_next_reset() -> None:
+    env = agentenvs.make("web/miniwob.click-test", prepare_ahead=True).unwrapped
+    try:
+        env.reset(seed=0)
+        spare = env._spare.result(timeout=60)
+        first = env._session
+        env.reset(seed=1)
+        assert env._session is spare and env._session is not first
+        info, _ = play(env, env.oracle_actions())
+        assert info["score"] == 1.0
+    finally:
+        env.close()

@@ -72,13 +72,17 @@ class BrowserThread:
         """Whether Chromium itself is still there (the thread outlives a crashed browser)."""
         return self.alive and bool(self.call(lambda browser: browser.is_connected(), timeout=30))
 
-    def call(self, fn: Callable[[Any], T], timeout: float = 120.0) -> T:
-        """Run ``fn(browser)`` on the browser thread and return its result."""
+    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
+        """Queue ``fn(browser)`` on the browser thread without waiting for it."""
         if not self.alive:
             raise InfraError("the browser thread is gone")
         future: Future[T] = Future()
         self._jobs.put((fn, future))
-        return future.result(timeout=timeout)
+        return future
+
+    def call(self, fn: Callable[[Any], T], timeout: float = 120.0) -> T:
+        """Run ``fn(browser)`` on the browser thread and return its result."""
+        return self.submit(fn).result(timeout=timeout)
 
     def close(self) -> None:
         if self.alive:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import tempfile
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,9 @@ class WebEnv(AgentEnv):
     """A web task. ``screenshot=True`` adds the page's pixels to every observation.
 
     Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
+    ``prepare_ahead=True`` makes the next episode's context while the agent works on this one:
+    a win when the policy thinks for a while between steps, a cost in tight loops (the browser
+    thread makes it before the next step), so it is off by default.
     """
 
     family = "web"
@@ -58,11 +62,14 @@ class WebEnv(AgentEnv):
         viewport: tuple[int, int] = (1280, 720),
         browser: BrowserThread | None = None,
         load_timeout: float = 10.0,
+        prepare_ahead: bool = False,
         **kwargs: Any,
     ):
         self.screenshot = screenshot
         #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
         self.load_timeout_ms = int(load_timeout * 1000)
+        self.prepare_ahead = prepare_ahead
+        self._spare: Future[Session] | None = None
         self.viewport = (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
         self._browser = browser
@@ -160,9 +167,7 @@ class WebEnv(AgentEnv):
             origin = miniwob.origin()
             url = f"{origin}/miniwob/{spec['name']}.html"
             max_ms = int(task.config.agent.timeout_sec * 1000)
-            self._session = self._call(
-                lambda b: Session.open(b, {origin}, self.viewport, [], None, self.load_timeout_ms)
-            )
+            self._session = self._fresh_session({origin}, [], None)
             self._utterance = self._call(lambda b: self._start_miniwob(url, seed, max_ms))
         else:
             cookies = []
@@ -175,13 +180,28 @@ class WebEnv(AgentEnv):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": "sid", "value": sid, "url": site.origin})
             allowed = {self.site(n).origin for n in spec["sites"]}
-            uploads = task.dir("uploads")
-            self._session = self._call(
-                lambda b: Session.open(b, allowed, self.viewport, cookies, uploads, self.load_timeout_ms)
-            )
+            self._session = self._fresh_session(allowed, cookies, task.dir("uploads"))
             start = self.site_url(spec["start"])
             self._call(lambda b: self._session.goto(start))
-        return self._outcome()
+        outcome = self._outcome()
+        if self.prepare_ahead:
+            # The next episode's context is made while the agent thinks about this one.
+            self._spare = self.browser.submit(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+        return outcome
+
+    def _fresh_session(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> Session:
+        """The context prepared ahead (if it is still good), else a new one, opened to the episode's origins."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            try:
+                session = spare.result(timeout=120)
+                self._call(lambda b: session.activate(allowed, cookies, uploads))
+                return session
+            except Exception:  # noqa: BLE001 - a spare from a browser that has since died: make a new one
+                pass
+        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+        self._call(lambda b: session.activate(allowed, cookies, uploads))
+        return session
 
     def _start_miniwob(self, url: str, seed: int, max_ms: int) -> str:
         assert self._session is not None
@@ -321,6 +341,13 @@ class WebEnv(AgentEnv):
                 pass
 
     def _release(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            try:
+                session = spare.result(timeout=120)
+                self._call(lambda b: session.close())
+            except Exception:  # noqa: BLE001 - a spare of a dead browser is gone already
+                pass
         if self._fork_dir is not None:
             self._fork_dir.cleanup()
             self._fork_dir = None

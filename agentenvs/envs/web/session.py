@@ -51,15 +51,8 @@ class Session:
     active: int = 0
 
     @classmethod
-    def open(
-        cls,
-        browser: Any,
-        allowed: set[str],
-        viewport: tuple[int, int],
-        cookies: list[dict[str, Any]],
-        uploads: Path | None = None,
-        load_timeout_ms: int = LOAD_TIMEOUT_MS,
-    ) -> Session:
+    def open(cls, browser: Any, viewport: tuple[int, int], load_timeout_ms: int = LOAD_TIMEOUT_MS) -> Session:
+        """A new context and tab that reach nothing until ``activate`` (so one can be made ahead of time)."""
         context = browser.new_context(
             viewport={"width": viewport[0], "height": viewport[1]},
             accept_downloads=False,
@@ -69,13 +62,18 @@ class Session:
         )
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         context.set_default_navigation_timeout(load_timeout_ms)
-        session = cls(context, frozenset(allowed), uploads, load_timeout_ms)
+        session = cls(context, frozenset(), None, load_timeout_ms)
         context.route("**/*", session._route)
-        if cookies:
-            context.add_cookies(cookies)
         context.on("page", lambda page: page.on("dialog", lambda d: d.accept() if d.type == "alert" else d.dismiss()))
         context.new_page()
         return session
+
+    def activate(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> None:
+        """Open the episode's origins to this context and sign its persona in."""
+        self.allowed = frozenset(allowed)
+        self.uploads = uploads
+        if cookies:
+            self.context.add_cookies(cookies)
 
     def allowed_url(self, url: str) -> bool:
         parts = urllib.parse.urlsplit(url)
