@@ -7,6 +7,7 @@ MiniWoB++ tasks are seeded by the reset seed, as MiniWoB++ itself is.
 from __future__ import annotations
 
 import random
+import sqlite3
 from functools import lru_cache
 from typing import Any
 
@@ -14,7 +15,6 @@ from agentenvs.core.errors import TaskNotFoundError
 from agentenvs.core.task import AgentSection, Checkpoint, CheckSpec, EvaluatorSection, LimitsSection, Task, TaskConfig
 from agentenvs.envs.web import miniwob
 from agentenvs.envs.web.sites import snapshot
-from agentenvs.envs.web.sites.framework import connect
 from agentenvs.envs.web.templates_forum import TEMPLATES as FORUM_TEMPLATES
 from agentenvs.envs.web.templates_mail import TEMPLATES as MAIL_TEMPLATES
 from agentenvs.envs.web.templates_shop import TEMPLATES as SHOP_TEMPLATES
@@ -45,7 +45,8 @@ def load(task_id: str) -> Task:
             f"or miniwob.<task>"
         )
     site = _site_of(template)
-    db = connect(snapshot(site), readonly=True)
+    db = sqlite3.connect(f"file:{snapshot(site)}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
     try:
         spec: dict[str, Any] = TEMPLATES[template](random.Random(f"{template}:{seed_text}"), db)
     finally:

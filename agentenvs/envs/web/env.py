@@ -79,6 +79,7 @@ class WebEnv(AgentEnv):
         self._infeasible = False
         self._utterance: str | None = None
         self._last_error = ""
+        self._last_tree = ""
         self._pending_fork: dict[str, str] = {}
         self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -223,6 +224,7 @@ class WebEnv(AgentEnv):
         if not self._call(lambda b: b.is_connected()):
             raise InfraError("Chromium is gone")
         page: Page = self._call(lambda b: self._session.observe(self.screenshot))
+        self._last_tree = page.tree
         lines = [f"URL: {page.url}", "Open tabs:", page.tabs]
         if self._last_error:
             lines.append(f"Last action error: {self._last_error}")
@@ -319,7 +321,7 @@ class WebEnv(AgentEnv):
                     rows = site.query(f'SELECT * FROM "{table}" ORDER BY rowid')
                     digest.update(json.dumps([table, rows]).encode())
         if self._task.params["kind"] == "miniwob":
-            digest.update(self._call(lambda b: self._session.observe(False).tree).encode())
+            digest.update(self._last_tree.encode())
         return digest.hexdigest()
 
     def audit_hacks(self) -> list[Hack]:
