@@ -175,3 +175,27 @@ def test_chromium_killed_mid_episode_is_infra_and_reset_recovers() -> None:
         assert info["score"] == 1.0
     finally:
         env.close()
+
+
+def test_site_processes_die_with_the_env_process() -> None:
+    """However the env's process ends (here os._exit, no cleanup), its site servers do not outlive it."""
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "from agentenvs.envs.web.sites.process import SiteProcess; s = SiteProcess('forum');"
+        " print(s.pid, flush=True); import os; os._exit(0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    pid = int(out.stdout.split()[0])
+    for _ in range(100):  # bounded: up to 10 s for the orphan to notice its closed stdin
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"site process {pid} outlived its env")

@@ -34,6 +34,7 @@ from agentenvs.envs.web.browser import BrowserThread, shared_browser
 from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
 from agentenvs.envs.web.plans import resolve_plan
 from agentenvs.envs.web.session import BrowserActionError, Page, Session
+from agentenvs.envs.web.sites import session_cookie
 from agentenvs.envs.web.sites.process import SiteProcess
 
 #: Actions the env handles itself rather than the browser.
@@ -179,7 +180,7 @@ class WebEnv(AgentEnv):
                     site.control("/adopt", {"source": self._pending_fork[name]})
                 if spec.get("persona"):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
-                    cookies.append({"name": "sid", "value": sid, "url": site.origin})
+                    cookies.append({"name": session_cookie(name), "value": sid, "url": site.origin})
             allowed = {self.site(n).origin for n in spec["sites"]}
             self._session = self._fresh_session(allowed, cookies, task.dir("uploads"))
             start = self.site_url(spec["start"])

@@ -15,6 +15,11 @@ DATA_VERSION = 2
 DATA_SEED = 7
 
 
+def session_cookie(site: str) -> str:
+    """The site's session cookie name (cookies ignore ports, so each site needs its own)."""
+    return f"{site}_sid"
+
+
 def site_module(name: str) -> ModuleType:
     if name not in SITES:
         raise KeyError(f"no site {name!r}; sites: {', '.join(SITES)}")

@@ -29,8 +29,9 @@ from typing import Any
 
 import jinja2
 
+from agentenvs.envs.web.sites import session_cookie
+
 TEMPLATES = Path(__file__).parent / "templates"
-SESSION_COOKIE = "sid"
 MAX_BODY = 1 << 20
 
 
@@ -91,6 +92,8 @@ class App:
         self.title = title
         self.nav = nav
         self.routes: list[tuple[str, re.Pattern[str], Handler, bool]] = []
+        #: Cookies ignore ports: each site's session cookie has its own name, so sites on one host never clash.
+        self.cookie = session_cookie(name)
         self.jinja = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
         self.route("GET", "/login")(self._login_form)
         self.route("POST", "/login")(self._login)
@@ -109,13 +112,13 @@ class App:
             response.status = 401
             return response
         return Response(
-            status=303, headers={"Location": target, "Set-Cookie": f"{SESSION_COOKIE}={sid}; Path=/; HttpOnly"}
+            status=303, headers={"Location": target, "Set-Cookie": f"{self.cookie}={sid}; Path=/; HttpOnly"}
         )
 
     def _logout(self, request: Request) -> Response:
-        if request.cookies.get(SESSION_COOKIE):
-            request.db.execute("DELETE FROM sessions WHERE id = ?", (request.cookies[SESSION_COOKIE],))
-        return Response(status=303, headers={"Location": "/", "Set-Cookie": f"{SESSION_COOKIE}=; Path=/; Max-Age=0"})
+        if request.cookies.get(self.cookie):
+            request.db.execute("DELETE FROM sessions WHERE id = ?", (request.cookies[self.cookie],))
+        return Response(status=303, headers={"Location": "/", "Set-Cookie": f"{self.cookie}=; Path=/; Max-Age=0"})
 
     def route(self, method: str, pattern: str, *, login: bool = False) -> Callable[[Handler], Handler]:
         """Register a handler; ``<name>`` in the pattern matches one path segment."""
@@ -142,7 +145,7 @@ class App:
         return new_session(db, row["id"])
 
     def handle(self, request: Request) -> Response:
-        sid = request.cookies.get(SESSION_COOKIE)
+        sid = request.cookies.get(self.cookie)
         if sid:
             request.user = request.db.execute(
                 "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?", (sid,)

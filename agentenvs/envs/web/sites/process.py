@@ -42,7 +42,7 @@ class SiteProcess:
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(self._token + "\n")
-        self._proc.stdin.close()
+        self._proc.stdin.flush()  # kept open: the site exits when this process (and so the pipe) goes
         line = _read_line(self._proc, start_timeout)
         ports = json.loads(line)
         self.app_port: int = ports["app_port"]
@@ -84,6 +84,8 @@ class SiteProcess:
         if self.alive():
             self._proc.kill()
         self._proc.wait(timeout=10)
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
         self._dir.cleanup()
 
 
