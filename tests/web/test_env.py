@@ -99,3 +99,18 @@ def test_prepared_context_is_used_by_the_next_reset() -> None:
         assert info["score"] == 1.0
     finally:
         env.close()
+
+
+def test_async_vector_env_runs_web_envs_in_worker_processes() -> None:
+    from gymnasium.vector import AsyncVectorEnv
+
+    ids = ["web/miniwob.click-test", "web/forum-top-post-0"]
+    venv = AsyncVectorEnv([lambda t=t: gymnasium.make("agentenvs/web-v0", task_id=t) for t in ids], shared_memory=False)
+    try:
+        obs, _ = venv.reset(seed=0)
+        assert obs["url"][0].endswith("/miniwob/click-test.html") and obs["url"][1].startswith("http://127.0.0.1:")
+        _, _, terminated, truncated, info = venv.step(["noop()", "done"])
+        assert list(terminated) == [False, True] and not any(truncated)
+        assert info["score"][1] == 0.0
+    finally:
+        venv.close()
