@@ -32,6 +32,8 @@ class Context:
     infeasible: bool = False
     url: str = ""
     miniwob: dict[str, Any] = field(default_factory=dict)
+    #: ``(url, js_locator) -> text`` read in a fresh tab after the agent is done (WebArena's program_html).
+    page_text: Callable[[str, str], str] | None = None
 
 
 def normalise(text: str) -> str:
@@ -105,12 +107,75 @@ def miniwob_success(ctx: Context) -> CheckResult:
     return CheckResult(passed, 1.0 if passed else 0.0, f"raw reward {raw}, reason {ctx.miniwob.get('reason')!r}")
 
 
+def _clean(text: str) -> str:
+    """WebArena's ``clean_answer``: stripped, outer quotes removed, lower-cased."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text.lower()
+
+
+def _includes(text: str, wanted: list[str], tokens: bool) -> bool:
+    """Every item present (``a |OR| b`` alternatives); a single reference matches whole tokens, as WebArena's NLTK."""
+    words = re.findall(r"\w+(?:[.,]\w+)*|[^\w\s]", text) if tokens else []
+    return all(
+        any((alt in words) if tokens else (alt in text) for alt in (_clean(a) for a in item.split("|OR|")))
+        for item in wanted
+    )
+
+
+def string_match(ctx: Context, exact_match: str | None = None, must_include: list[str] | None = None) -> CheckResult:
+    """WebArena's string_match on the last message: exact_match and must_include, no LLM judge."""
+    if ctx.answer is None:
+        return CheckResult(False, 0.0, "no answer was sent to the user")
+    got = _clean(ctx.answer)
+    passed = (exact_match is None or got == _clean(exact_match)) and (
+        must_include is None or _includes(got, must_include, tokens=len(must_include) == 1)
+    )
+    return CheckResult(
+        passed, 1.0 if passed else 0.0, f"answer {ctx.answer[:100]!r} {'matches' if passed else 'is wrong'}"
+    )
+
+
+def url_match(ctx: Context, site: str, references: list[str]) -> CheckResult:
+    """WebArena's 'GOLD in PRED': the final page's path equals a reference's, with each reference query value."""
+    parts = urllib.parse.urlsplit(ctx.url)
+    origin = ctx.sites[site].origin if site in ctx.sites else None
+    query = urllib.parse.parse_qs(parts.query)
+    passed = False
+    if origin is not None and f"{parts.scheme}://{parts.netloc}" == origin:
+        for ref in references:
+            gold = urllib.parse.urlsplit(ref)
+            wanted = urllib.parse.parse_qs(gold.query)
+            if gold.path.rstrip("/") == parts.path.rstrip("/") and all(
+                set(v) & set(query.get(k, [])) for k, v in wanted.items()
+            ):
+                passed = True
+    return CheckResult(passed, 1.0 if passed else 0.0, f"final page {ctx.url!r}")
+
+
+def program_html(
+    ctx: Context, url: str, locator: str = "", exact_match: str | None = None, must_include: list[str] | None = None
+) -> CheckResult:
+    """WebArena's program_html: a page's content (or a locator's value) after the agent is done."""
+    if ctx.page_text is None:
+        return CheckResult.error("program_html needs the browser")
+    text = _clean(ctx.page_text(ctx.url if url == "last" else url, locator))
+    passed = (exact_match is None or text == _clean(exact_match)) and (
+        must_include is None or _includes(text, must_include, tokens=False)
+    )
+    return CheckResult(passed, 1.0 if passed else 0.0, f"{url} {locator[:60]!r}: {'found' if passed else 'missing'}")
+
+
 CHECKERS: dict[str, Callable[..., CheckResult]] = {
     "web.sql": sql,
     "web.answer": answer,
     "web.infeasible": infeasible,
     "web.url": url,
     "miniwob.success": miniwob_success,
+    "web.string_match": string_match,
+    "web.url_match": url_match,
+    "web.program_html": program_html,
 }
 
 

@@ -293,6 +293,22 @@ class WebEnv(AgentEnv):
             ctx.miniwob = self._miniwob_state()
         return ctx
 
+    def _page_text(self, url: str, locator: str) -> str:
+        """A page's HTML (or a JS locator's value) in a fresh tab of the episode's context, after the agent is done."""
+        target = url if url.startswith("http") else self.site_url(url)
+        session = self._session
+        assert session is not None
+
+        def read(browser: Any) -> str:
+            page = session.context.new_page()
+            try:
+                page.goto(target, wait_until="load")
+                return str(page.evaluate(f"() => {locator}") if locator else page.content())
+            finally:
+                page.close()
+
+        return self._call(read)
+
     def _check(self, task: Task) -> dict[str, bool]:
         if not task.config.checkpoints:
             return {}
@@ -302,6 +318,7 @@ class WebEnv(AgentEnv):
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
         assert task.config.evaluator is not None
         ctx = self._context(final_action)
+        ctx.page_text = self._page_text
         results: list[CheckResult] = [checks.run(spec, ctx) for spec in task.config.evaluator.checks]
         verdict = combine(task.config.evaluator, results)
         if task.params["kind"] == "miniwob":
