@@ -6,6 +6,8 @@
 #   3. the local base image agentenvs/debian-base:bookworm (debootstrap + docker import;
 #      nothing is ever pulled from a registry), also tagged debian:bookworm-slim
 #   4. the Dockerfile's sandbox stages, agentenvs/terminal:latest and agentenvs/swe:latest
+#   5. the unprivileged user agentenvs-sandbox, whom the local sandbox's root is on the host
+#      (agentenvs also makes it on first use; making it here keeps /etc/passwd edits out of test runs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -94,7 +96,18 @@ build_stages() {
   done
 }
 
+create_sandbox_user() {
+  if id -u agentenvs-sandbox >/dev/null 2>&1; then
+    log "user: agentenvs-sandbox present"
+    return
+  fi
+  "${SUDO[@]}" useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin agentenvs-sandbox
+  log "user: agentenvs-sandbox created (uid $(id -u agentenvs-sandbox))"
+}
+
 install_apt_packages
 start_docker
 build_base_image
 build_stages
+create_sandbox_user
