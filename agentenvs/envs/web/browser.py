@@ -1,0 +1,105 @@
+"""One Chromium per process, driven from one thread of its own.
+
+Playwright's sync API binds to the thread that started it, while the harness
+calls envs from worker threads (and Gymnasium's vector envs from others).
+So every browser call is marshalled to a single owner thread; envs in the
+same process share the browser and each episode gets a fresh context.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from agentenvs.core.errors import InfraError
+
+CHROMIUM = "/usr/bin/chromium"
+#: Without the background-networking flags Chromium keeps calling the (closed) network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-tools",
+]
+T = TypeVar("T")
+
+
+class BrowserThread:
+    """Owns Playwright and one Chromium; runs submitted functions on its thread."""
+
+    def __init__(self, executable: str = CHROMIUM) -> None:
+        self._executable = executable
+        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._ready: Future[None] = Future()
+        self._thread = threading.Thread(target=self._run, name="agentenvs-browser", daemon=True)
+        self._thread.start()
+        self._ready.result(timeout=60)
+
+    def _run(self) -> None:
+        try:
+            from playwright.sync_api import sync_playwright
+
+            pw = sync_playwright().start()
+            browser = pw.chromium.launch(executable_path=self._executable, args=CHROMIUM_ARGS, headless=True)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller waiting on _ready
+            self._ready.set_exception(InfraError(f"could not start Chromium ({self._executable}): {exc}"))
+            return
+        self._ready.set_result(None)
+        while (job := self._jobs.get()) is not None:
+            fn, future = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(browser))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    future.set_exception(exc)
+        try:
+            browser.close()
+        finally:
+            pw.stop()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def connected(self) -> bool:
+        """Whether Chromium itself is still there (the thread outlives a crashed browser)."""
+        return self.alive and bool(self.call(lambda browser: browser.is_connected(), timeout=30))
+
+    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
+        """Queue ``fn(browser)`` on the browser thread without waiting for it."""
+        if not self.alive:
+            raise InfraError("the browser thread is gone")
+        future: Future[T] = Future()
+        self._jobs.put((fn, future))
+        return future
+
+    def call(self, fn: Callable[[Any], T], timeout: float = 120.0) -> T:
+        """Run ``fn(browser)`` on the browser thread and return its result."""
+        return self.submit(fn).result(timeout=timeout)
+
+    def close(self) -> None:
+        if self.alive:
+            self._jobs.put(None)
+            self._thread.join(timeout=30)
+
+
+_SHARED: BrowserThread | None = None
+_LOCK = threading.Lock()
+
+
+def shared_browser() -> BrowserThread:
+    """The process's browser, started on first use (one browser per worker process)."""
+    global _SHARED
+    with _LOCK:
+        if _SHARED is None or not _SHARED.connected():
+            if _SHARED is not None:
+                _SHARED.close()
+            _SHARED = BrowserThread()
+        return _SHARED

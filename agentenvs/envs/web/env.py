@@ -1,0 +1,386 @@
+"""``WebEnv``: our sites and MiniWoB++ in Debian's Chromium, with BrowserGym's actions.
+
+Three kinds of state, each reset cheaply and apart: the browser (one
+Chromium per process, a fresh context per episode), the sites (one server
+process per site per env, its database copied from the snapshot on every
+reset, so parallel episodes never share writes), and the agent's messages.
+Grading reads the sites' databases through their control planes and the
+typed answer, outside the browser. A site process that dies is infra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import uuid
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from agentenvs.core.actions import ParsedAction
+from agentenvs.core.checks import CheckResult, Verdict, combine
+from agentenvs.core.env import AgentEnv, StepOutcome
+from agentenvs.core.errors import ActionError, InfraError
+from agentenvs.core.hacks import Hack
+from agentenvs.core.spaces import Unicode
+from agentenvs.core.task import Task
+from agentenvs.envs.web import checks, miniwob
+from agentenvs.envs.web.actions import PROMPT, SIGNATURES, Call, bind, parse_calls, tool_schemas
+from agentenvs.envs.web.browser import BrowserThread, shared_browser
+from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
+from agentenvs.envs.web.plans import resolve_plan
+from agentenvs.envs.web.session import BrowserActionError, Page, Session
+from agentenvs.envs.web.sites import session_cookie
+from agentenvs.envs.web.sites.process import SiteProcess
+
+#: Actions the env handles itself rather than the browser.
+MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
+
+
+class WebEnv(AgentEnv):
+    """A web task. ``screenshot=True`` adds the page's pixels to every observation.
+
+    Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
+    ``prepare_ahead=True`` makes the next episode's context while the agent works on this one:
+    a win when the policy thinks for a while between steps, a cost in tight loops (the browser
+    thread makes it before the next step), so it is off by default.
+    """
+
+    family = "web"
+    native_tools = tool_schemas()
+    prompt_description = PROMPT
+    family_hacks = WEB_HACKS
+
+    def __init__(
+        self,
+        task_id: str | None = None,
+        *,
+        screenshot: bool = False,
+        viewport: tuple[int, int] = (1280, 720),
+        browser: BrowserThread | None = None,
+        load_timeout: float = 10.0,
+        prepare_ahead: bool = False,
+        **kwargs: Any,
+    ):
+        self.screenshot = screenshot
+        #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
+        self.load_timeout_ms = int(load_timeout * 1000)
+        self.prepare_ahead = prepare_ahead
+        self._spare: Future[Session] | None = None
+        self.viewport = (int(viewport[0]), int(viewport[1]))
+        super().__init__(task_id, **kwargs)
+        self._browser = browser
+        self._sites: dict[str, SiteProcess] = {}
+        self._session: Session | None = None
+        self._messages: list[str] = []
+        self._infeasible = False
+        self._utterance: str | None = None
+        self._last_error = ""
+        self._last_tree = ""
+        self._pending_fork: dict[str, str] = {}
+        self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
+
+    def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
+        extra: dict[str, spaces.Space[Any]] = {
+            "url": Unicode(8192),
+            "tabs": Unicode(65536),
+            "last_action_error": Unicode(8192),
+        }
+        if self.screenshot:
+            w, h = self.viewport
+            extra["screenshot"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
+        return extra
+
+    # -- the browser and the sites ----------------------------------------------
+
+    @property
+    def browser(self) -> BrowserThread:
+        if self._browser is None or not self._browser.alive:
+            self._browser = shared_browser()
+        return self._browser
+
+    def _begin_browser(self) -> None:
+        """A reset after Chromium died gets a new one (the episode that saw it die ended as infra)."""
+        if self._browser is None or not self._browser.connected():
+            self._browser = shared_browser()
+
+    def _call(self, fn: Any) -> Any:
+        """Run ``fn(browser)`` on the browser thread; Chromium dying under it is infra, not the agent's doing.
+
+        The agent cannot close its context or the browser (only tabs, and the env replaces a
+        last closed tab), so a closed target means the browser went away.
+        """
+        try:
+            return self.browser.call(fn)
+        except InfraError:
+            raise
+        except Exception as exc:
+            if type(exc).__name__ == "TargetClosedError" or not self.browser.connected():
+                raise InfraError(f"Chromium is gone: {exc}") from exc
+            raise
+
+    def site(self, name: str) -> SiteProcess:
+        """The env's server for a site, restarted if it died (a reset recovers from infra failures)."""
+        proc = self._sites.get(name)
+        if proc is None or not proc.alive():
+            if proc is not None:
+                proc.close()
+            proc = self._sites[name] = SiteProcess(name)
+        return proc
+
+    def site_url(self, ref: str) -> str:
+        """``shop:/cart`` -> this episode's URL of the shop's ``/cart``."""
+        name, _, path = ref.partition(":")
+        return self.site(name).origin + path
+
+    # -- hooks -------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """``options={"fork": env.fork()}`` starts the episode from another episode's site state."""
+        self._pending_fork = dict((options or {}).get("fork") or {})
+        return super().reset(seed=seed, options=options)
+
+    def fork(self) -> dict[str, str]:
+        """Copy this episode's site databases (a consistent SQLite backup) for branching rollouts.
+
+        The parent is not touched; pass the result as ``reset(options={"fork": ...})`` of any
+        env running the same task. Only server state is forked: the branch starts a fresh browser.
+        """
+        if self._task is None:
+            raise RuntimeError("call reset() before fork()")
+        if self._fork_dir is None:
+            self._fork_dir = tempfile.TemporaryDirectory(prefix="agentenvs-web-fork-")
+        forked = {}
+        for name in self._task.params.get("sites", []):
+            dest = Path(self._fork_dir.name) / f"{name}-{uuid.uuid4().hex}.sqlite"
+            self.site(name).control("/fork", {"dest": str(dest)})
+            forked[name] = str(dest)
+        return forked
+
+    def _begin(self, task: Task, seed: int) -> StepOutcome:
+        spec = task.params
+        self._begin_browser()
+        self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
+        if spec["kind"] == "miniwob":
+            origin = miniwob.origin()
+            url = f"{origin}/miniwob/{spec['name']}.html"
+            max_ms = int(task.config.agent.timeout_sec * 1000)
+            self._session = self._fresh_session({origin}, [], None)
+            self._utterance = self._call(lambda b: self._start_miniwob(url, seed, max_ms))
+        else:
+            cookies = []
+            for name in spec["sites"]:
+                site = self.site(name)
+                site.control("/reset")
+                if name in self._pending_fork:
+                    site.control("/adopt", {"source": self._pending_fork[name]})
+                if spec.get("persona"):
+                    sid = site.control("/session", {"user": spec["persona"]})["sid"]
+                    cookies.append({"name": session_cookie(name), "value": sid, "url": site.origin})
+            allowed = {self.site(n).origin for n in spec["sites"]}
+            self._session = self._fresh_session(allowed, cookies, task.dir("uploads"))
+            start = self.site_url(spec["start"])
+            self._call(lambda b: self._session.goto(start))
+        outcome = self._outcome()
+        if self.prepare_ahead:
+            # The next episode's context is made while the agent thinks about this one.
+            self._spare = self.browser.submit(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+        return outcome
+
+    def _fresh_session(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> Session:
+        """The context prepared ahead (if it is still good), else a new one, opened to the episode's origins."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            try:
+                session = spare.result(timeout=120)
+                self._call(lambda b: session.activate(allowed, cookies, uploads))
+                return session
+            except Exception:  # noqa: BLE001 - a spare from a browser that has since died: make a new one
+                pass
+        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+        self._call(lambda b: session.activate(allowed, cookies, uploads))
+        return session
+
+    def _start_miniwob(self, url: str, seed: int, max_ms: int) -> str:
+        assert self._session is not None
+        self._session.goto(url)
+        page = self._session.page
+        page.wait_for_function("() => typeof core !== 'undefined' && WOB_TASK_READY", timeout=10_000)
+        utterance = page.evaluate(miniwob.START, [seed, max_ms])
+        page.wait_for_function("() => WOB_TASK_READY", timeout=10_000)
+        return str(utterance)
+
+    def _observation(self, outcome: StepOutcome) -> dict[str, Any]:
+        obs = super()._observation(outcome)
+        if self._utterance is not None:
+            obs["instruction"] = f"{self._task.instruction}\n\n{self._utterance}" if self._task else self._utterance
+        return obs
+
+    def _outcome(self, terminated: bool = False, info: dict[str, Any] | None = None) -> StepOutcome:
+        self._ensure_sites_alive()
+        if not self._call(lambda b: b.is_connected()):
+            raise InfraError("Chromium is gone")
+        page: Page = self._call(lambda b: self._session.observe(self.screenshot))
+        self._last_tree = page.tree
+        lines = [f"URL: {page.url}", "Open tabs:", page.tabs]
+        if self._last_error:
+            lines.append(f"Last action error: {self._last_error}")
+        lines += ["", page.tree]
+        extras: dict[str, Any] = {"url": page.url, "tabs": page.tabs, "last_action_error": self._last_error}
+        if self.screenshot:
+            extras["screenshot"] = _fit(page.screenshot, self.viewport)
+        return StepOutcome(text="\n".join(lines), extras=extras, terminated=terminated, info=info or {})
+
+    def _ensure_sites_alive(self) -> None:
+        for name in self._task.params.get("sites", []) if self._task else []:
+            proc = self._sites.get(name)
+            if proc is None or not proc.alive():
+                raise InfraError(f"the {name} site process is gone")
+
+    def _calls(self, action: ParsedAction) -> list[Call]:
+        if action.kind == "tool":
+            if action.name not in SIGNATURES:
+                raise ActionError(f"unknown tool {action.name!r}")
+            return [bind(action.name, [], dict(action.arguments))]
+        return parse_calls(action.text)
+
+    def _act(self, action: ParsedAction) -> StepOutcome:
+        calls = self._calls(action)
+        self._last_error = ""
+        terminated = False
+        for call in calls:
+            if call.name == "send_msg_to_user":
+                self._messages.append(call.args["text"])
+                continue
+            if call.name == "report_infeasible":
+                self._infeasible = True
+                self._messages.append(call.args["reason"])
+                terminated = True
+                break
+            try:
+                self._call(lambda b, c=call: self._session.act(c))
+            except BrowserActionError as exc:
+                self._last_error = str(exc)
+                break
+        info = {"action_error": self._last_error, "error_kind": "agent"} if self._last_error else {}
+        if self._task is not None and self._task.params["kind"] == "miniwob":
+            state = self._miniwob_state()
+            terminated = terminated or bool(state["done"])
+            info["miniwob"] = {
+                "raw_reward": state["raw"],
+                "decayed_reward": miniwob.decayed(state),
+                "reason": state["reason"],
+            }
+        return self._outcome(terminated, info)
+
+    def _miniwob_state(self) -> dict[str, Any]:
+        return self._call(lambda b: self._session.page.evaluate(miniwob.STATE))
+
+    def _context(self, final_action: ParsedAction | None = None) -> checks.Context:
+        answer = self._messages[-1] if self._messages and not self._infeasible else None
+        infeasible = self._infeasible
+        if final_action is not None and final_action.kind == "submit" and final_action.text:
+            answer = final_action.text
+        if final_action is not None and final_action.kind == "fail":
+            infeasible = True
+        url = self._call(lambda b: self._session.page.url) if self._session else ""
+        ctx = checks.Context(sites=self._sites, answer=answer, infeasible=infeasible, url=url)
+        if self._task is not None and self._task.params["kind"] == "miniwob":
+            ctx.miniwob = self._miniwob_state()
+        return ctx
+
+    def _page_text(self, url: str, locator: str) -> str:
+        """A page's HTML (or a JS locator's value) in a fresh tab of the episode's context, after the agent is done."""
+        target = url if url.startswith("http") else self.site_url(url)
+        session = self._session
+        assert session is not None
+
+        def read(browser: Any) -> str:
+            page = session.context.new_page()
+            try:
+                page.goto(target, wait_until="load")
+                return str(page.evaluate(f"() => {locator}") if locator else page.content())
+            finally:
+                page.close()
+
+        return self._call(read)
+
+    def _check(self, task: Task) -> dict[str, bool]:
+        if not task.config.checkpoints:
+            return {}
+        ctx = self._context()
+        return {c.name: checks.run(c, ctx).passed for c in task.config.checkpoints}
+
+    def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
+        assert task.config.evaluator is not None
+        ctx = self._context(final_action)
+        ctx.page_text = self._page_text
+        results: list[CheckResult] = [checks.run(spec, ctx) for spec in task.config.evaluator.checks]
+        verdict = combine(task.config.evaluator, results)
+        if task.params["kind"] == "miniwob":
+            state = ctx.miniwob
+            metrics = {"raw_reward": float(state["raw"] or 0.0), "decayed_reward": float(miniwob.decayed(state) or 0.0)}
+            return Verdict(verdict.score, verdict.success, verdict.detail, metrics=metrics)
+        return verdict
+
+    def _state_hash(self) -> str:
+        """The sites' databases (rows of every table but sessions) and, for MiniWoB, the page."""
+        digest = hashlib.sha256()
+        assert self._task is not None
+        for name in self._task.params.get("sites", []):
+            site = self.site(name)
+            tables = [r[0] for r in site.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+            for table in tables:
+                if table != "sessions":
+                    rows = site.query(f'SELECT * FROM "{table}" ORDER BY rowid')
+                    digest.update(json.dumps([table, rows]).encode())
+        if self._task.params["kind"] == "miniwob":
+            digest.update(self._last_tree.encode())
+        return digest.hexdigest()
+
+    def audit_hacks(self) -> list[Hack]:
+        return web_hacks()
+
+    def oracle_actions(self, variant: str = "oracle") -> list[Any]:
+        """The task's reference (or plausible wrong) plan, with element ids resolved on this episode's pages."""
+        task = self._task
+        if task is None or self._session is None:
+            raise RuntimeError("call reset() before oracle_actions()")
+        return self._call(lambda b: resolve_plan(self, task, variant))
+
+    def _end(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            try:
+                self._call(lambda b: session.close())
+            except Exception:  # noqa: BLE001 - a crashed context is gone anyway
+                pass
+
+    def _release(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            try:
+                session = spare.result(timeout=120)
+                self._call(lambda b: session.close())
+            except Exception:  # noqa: BLE001 - a spare of a dead browser is gone already
+                pass
+        if self._fork_dir is not None:
+            self._fork_dir.cleanup()
+            self._fork_dir = None
+        for proc in self._sites.values():
+            proc.close()
+        self._sites.clear()
+
+
+def _fit(image: np.ndarray | None, viewport: tuple[int, int]) -> np.ndarray:
+    """The screenshot at exactly the declared shape (a blank frame if the page gave none)."""
+    w, h = viewport
+    out = np.zeros((h, w, 3), dtype=np.uint8)
+    if image is not None:
+        hh, ww = min(h, image.shape[0]), min(w, image.shape[1])
+        out[:hh, :ww] = image[:hh, :ww]
+    return out

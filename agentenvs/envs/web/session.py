@@ -1,0 +1,239 @@
+"""One episode's browser context: the allow-list, the tabs, actions and observations.
+
+Every method here runs on the browser thread (see ``browser.py``). Waits
+are Playwright's own, bounded by page events (an action's auto-wait, the
+``load`` event of a navigation it caused), never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentenvs.envs.web.actions import Call
+from agentenvs.envs.web.observe import describe_page
+
+ACTION_TIMEOUT_MS = 3000
+LOAD_TIMEOUT_MS = 10000
+BID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+class BrowserActionError(Exception):
+    """The action was well formed but could not be done on this page (BrowserGym's last_action_error)."""
+
+
+@dataclass
+class Page:
+    """What the agent is shown of the browser after a step."""
+
+    url: str
+    title: str
+    tree: str
+    tabs: str
+    screenshot: np.ndarray | None = None
+
+
+@dataclass
+class Session:
+    """A fresh context per episode; only ``allowed`` origins (scheme://host:port) are reachable."""
+
+    context: Any
+    allowed: frozenset[str]
+    uploads: Path | None = None
+    load_timeout_ms: int = LOAD_TIMEOUT_MS
+    blocked: list[str] = field(default_factory=list)
+    active: int = 0
+
+    @classmethod
+    def open(cls, browser: Any, viewport: tuple[int, int], load_timeout_ms: int = LOAD_TIMEOUT_MS) -> Session:
+        """A new context and tab that reach nothing until ``activate`` (so one can be made ahead of time)."""
+        context = browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]},
+            accept_downloads=False,
+            service_workers="block",
+            locale="en-US",
+            timezone_id="UTC",
+        )
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        context.set_default_navigation_timeout(load_timeout_ms)
+        session = cls(context, frozenset(), None, load_timeout_ms)
+        context.route("**/*", session._route)
+        context.on("page", lambda page: page.on("dialog", lambda d: d.accept() if d.type == "alert" else d.dismiss()))
+        context.new_page()
+        return session
+
+    def activate(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> None:
+        """Open the episode's origins to this context and sign its persona in."""
+        self.allowed = frozenset(allowed)
+        self.uploads = uploads
+        if cookies:
+            self.context.add_cookies(cookies)
+
+    def allowed_url(self, url: str) -> bool:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or parts.username or parts.password:
+            return False
+        return f"{parts.scheme}://{parts.hostname}:{parts.port}" in self.allowed
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if self.allowed_url(url):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("blockedbyclient")
+
+    @property
+    def page(self) -> Any:
+        pages = self.context.pages
+        if not pages:
+            self.context.new_page()
+            pages = self.context.pages
+        self.active = min(self.active, len(pages) - 1)
+        return pages[self.active]
+
+    def goto(self, url: str) -> None:
+        if not self.allowed_url(url):
+            raise BrowserActionError(f"navigation to {url[:200]!r} is blocked: only the task's sites are reachable")
+        self._settle(lambda: self.page.goto(url, wait_until="commit"))
+
+    def _settle(self, fn: Any) -> None:
+        """Run an action, then wait (bounded) for any navigation it started to load.
+
+        A page that never finishes loading costs at most one ``load_timeout_ms`` and is
+        observed as it is; a request the allow-list blocked is the action's error.
+        """
+        before = len(self.blocked)
+        error: BrowserActionError | None = None
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - Playwright's errors become the agent's last_action_error
+            error = BrowserActionError(_short(exc))
+        else:
+            try:
+                self.page.wait_for_load_state("load", timeout=self.load_timeout_ms)
+            except Exception:  # noqa: BLE001 - a page that never loads is shown as it is
+                pass
+        if len(self.blocked) > before:
+            if self.page.url.startswith("chrome-error://"):
+                # A blocked navigation leaves Chromium's error page: take the tab back to where it was.
+                try:
+                    self.page.go_back(wait_until="load", timeout=self.load_timeout_ms)
+                except Exception:  # noqa: BLE001 - nothing to go back to; the error page stays
+                    pass
+            raise BrowserActionError(f"blocked a request outside the task's sites: {self.blocked[-1][:200]}")
+        if error is not None:
+            raise error
+
+    def element(self, bid: str) -> Any:
+        if not BID.match(bid):
+            raise BrowserActionError(f"{bid!r} is not a bid; use the number in brackets from the tree")
+        locator = self.page.locator(f'[bid="{bid}"]')
+        if locator.count() == 0:
+            raise BrowserActionError(f"no element with bid {bid!r} on this page")
+        return locator.first
+
+    def act(self, call: Call) -> None:
+        """Carry out one BrowserGym action (send_msg_to_user and report_infeasible are the env's)."""
+        a = call.args
+        name = call.name
+        if name in ("click", "dblclick"):
+            kwargs = {"button": a["button"], "modifiers": a["modifiers"]}
+            el = self.element(a["bid"])
+            self._settle(lambda: el.click(**kwargs) if name == "click" else el.dblclick(**kwargs))
+        elif name in ("hover", "check", "uncheck", "focus", "clear"):
+            el = self.element(a["bid"])
+            self._settle(lambda: getattr(el, name)())
+        elif name == "fill":
+            el = self.element(a["bid"])
+            self._settle(lambda: el.fill(a["value"]))
+        elif name == "select_option":
+            el = self.element(a["bid"])
+            self._settle(lambda: _select(el, a["options"]))
+        elif name == "press":
+            el = self.element(a["bid"])
+            self._settle(lambda: el.press(a["key_comb"]))
+        elif name == "scroll":
+            self._settle(lambda: self.page.mouse.wheel(a["delta_x"], a["delta_y"]))
+        elif name == "goto":
+            self.goto(a["url"])
+        elif name in ("go_back", "go_forward"):
+            self._settle(lambda: getattr(self.page, name)(wait_until="commit"))
+        elif name == "new_tab":
+            self.context.new_page()
+            self.active = len(self.context.pages) - 1
+        elif name == "tab_close":
+            self.page.close()
+            self.active = max(0, self.active - 1)
+        elif name == "tab_focus":
+            if not 0 <= a["index"] < len(self.context.pages):
+                raise BrowserActionError(f"no tab {a['index']}; there are {len(self.context.pages)}")
+            self.active = a["index"]
+            self.page.bring_to_front()
+        elif name == "upload_file":
+            el = self.element(a["bid"])
+            files = [self._upload(f) for f in ([a["file"]] if isinstance(a["file"], str) else a["file"])]
+            self._settle(lambda: el.set_input_files(files))
+        elif name == "mouse_click":
+            self._settle(lambda: self.page.mouse.click(a["x"], a["y"], button=a["button"]))
+        elif name == "keyboard_type":
+            self._settle(lambda: self.page.keyboard.type(a["text"]))
+        elif name != "noop":
+            raise BrowserActionError(f"{name} is not a browser action")
+
+    def _upload(self, name: str) -> str:
+        """Only files the task provides, by name: the agent never reaches the host's files."""
+        if self.uploads is None or "/" in name or name.startswith("."):
+            raise BrowserActionError(f"no file {name!r} to upload; use a name the task gives")
+        path = self.uploads / name
+        if not path.is_file():
+            raise BrowserActionError(f"no file {name!r} to upload; use a name the task gives")
+        return str(path)
+
+    def observe(self, screenshot: bool) -> Page:
+        page = self.page
+        try:
+            title, tree = describe_page(page)
+        except Exception as exc:  # noqa: BLE001 - a page mid-navigation or crashed still gets an observation
+            title, tree = "", f"(the page could not be read: {_short(exc)})"
+        tabs = "\n".join(
+            f"Tab {i}{' (active)' if i == self.active else ''}: {_title(p)} - {p.url}"
+            for i, p in enumerate(self.context.pages)
+        )
+        image = None
+        if screenshot:
+            from PIL import Image
+
+            image = np.asarray(Image.open(io.BytesIO(page.screenshot(type="png"))).convert("RGB"))
+        return Page(url=page.url, title=title, tree=tree, tabs=tabs, screenshot=image)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def _select(el: Any, options: str | list[str]) -> None:
+    """BrowserGym's select_option: match options by label first, then by value."""
+    wanted = [options] if isinstance(options, str) else options
+    labels = el.evaluate("(s) => Array.from(s.options || []).map((o) => o.label.trim())")
+    if all(w in labels for w in wanted):
+        el.select_option(label=wanted)
+    else:
+        el.select_option(wanted)
+
+
+def _title(page: Any) -> str:
+    try:
+        return page.title()
+    except Exception:  # noqa: BLE001 - a closing page has no title
+        return ""
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).split("Call log:")[0].strip()
+    return f"{type(exc).__name__}: {text[:400]}"

@@ -1,0 +1,106 @@
+"""The env's handle on one site process: start it, talk to its control plane, notice when it dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from agentenvs.core.errors import InfraError
+from agentenvs.envs.web.sites import snapshot
+
+REPO_ROOT = Path(__file__).resolve().parents[4]
+
+
+class SiteProcess:
+    """One site server with its own episode database (so episodes never share state)."""
+
+    def __init__(self, name: str, start_timeout: float = 30.0):
+        self.name = name
+        self._dir = tempfile.TemporaryDirectory(prefix=f"agentenvs-web-{name}-")
+        self.db_path = Path(self._dir.name) / "episode.sqlite"
+        self._token = secrets.token_hex(24)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        }
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "agentenvs.envs.web.sites.server", name, str(snapshot(name)), str(self.db_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+            start_new_session=True,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(self._token + "\n")
+        self._proc.stdin.flush()  # kept open: the site exits when this process (and so the pipe) goes
+        line = _read_line(self._proc, start_timeout)
+        ports = json.loads(line)
+        self.app_port: int = ports["app_port"]
+        self.control_port: int = ports["control_port"]
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.app_port}"
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def control(self, path: str, body: dict[str, Any] | None = None, timeout: float = 30.0) -> Any:
+        """Call the control plane; a dead or failing site is infra, not the agent's doing."""
+        if not self.alive():
+            raise InfraError(f"the {self.name} site process exited ({self._proc.returncode})")
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.control_port}{path}",
+            data=json.dumps(body or {}).encode(),
+            headers={"X-Control-Token": self._token, "Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise InfraError(f"{self.name} control {path}: {exc.read()[:300].decode('utf-8', 'replace')}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise InfraError(f"{self.name} control {path}: {exc}") from None
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[list[Any]]:
+        return self.control("/query", {"sql": sql, "params": params or []})["rows"]
+
+    def close(self) -> None:
+        if self.alive():
+            self._proc.kill()
+        self._proc.wait(timeout=10)
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._dir.cleanup()
+
+
+def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The server's first stdout line, or an ``InfraError`` if it dies or stays silent."""
+    import selectors
+
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            proc.kill()
+            raise InfraError("a site process did not start in time")
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(timeout=10)
+        raise InfraError(f"a site process exited at start ({proc.returncode})")
+    return line

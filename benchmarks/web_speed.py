@@ -1,0 +1,116 @@
+"""Web family speed: our MiniWoB++ reset and step against BrowserGym's, side by side in one run.
+
+Both sides run the same MiniWoB++ tasks (the `miniwob` wheel's pages) in the
+same Debian Chromium, with the same modalities (an accessibility tree and a
+screenshot every step), and the same step: ``scroll(0, 0)``, an action both
+action sets share, then the observation. BrowserGym comes from PyPI and pins
+``playwright==1.44``, so it runs in a virtualenv of its own (``--browsergym-python``)
+with its launch pointed at the same Chromium and flags. It runs twice: as
+shipped (``pre_observation_delay=0.5`` s) and with the delay at 0.
+
+    .venv/bin/python benchmarks/web_speed.py --browsergym-python /path/to/bgym-venv/bin/python
+    # make that venv with: python3 -m venv V && V/bin/pip install browsergym-core browsergym-miniwob
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import agentenvs
+from agentenvs.envs.web.browser import CHROMIUM, CHROMIUM_ARGS
+from agentenvs.envs.web.miniwob import html_root
+
+TASKS = ["click-button", "click-test", "enter-text", "login-user"]
+
+BROWSERGYM = r"""
+import json, os, statistics, sys, time
+cfg = json.loads(sys.argv[1])
+os.environ["MINIWOB_URL"] = "file://" + cfg["html"] + "/miniwob/"
+import gymnasium as gym
+import browsergym.miniwob  # registers browsergym/miniwob.*
+from browsergym.core import _get_global_playwright
+pw = _get_global_playwright()
+launch = pw.chromium.launch
+def debian_chromium(*args, **kwargs):
+    kwargs.update(executable_path=cfg["chromium"], args=cfg["args"])
+    return launch(*args, **kwargs)
+pw.chromium.launch = debian_chromium
+out = {}
+for name in cfg["tasks"]:
+    env = gym.make(f"browsergym/miniwob.{name}", headless=True, pre_observation_delay=cfg["delay"])
+    resets, steps = [], []
+    for seed in range(cfg["episodes"]):
+        t = time.perf_counter(); obs, info = env.reset(seed=seed); resets.append(time.perf_counter() - t)
+        for _ in range(cfg["steps"]):
+            t = time.perf_counter(); env.step("scroll(0, 0)"); steps.append(time.perf_counter() - t)
+    env.close()
+    out[name] = {"reset": statistics.median(resets), "step": statistics.median(steps)}
+print(json.dumps(out))
+"""
+
+
+def ours(episodes: int, steps: int) -> dict[str, dict[str, float]]:
+    out = {}
+    env = agentenvs.make("web/miniwob.click-button", screenshot=True).unwrapped
+    try:
+        for name in TASKS:
+            resets, times = [], []
+            for seed in range(episodes):
+                t = time.perf_counter()
+                env.reset(seed=seed, options={"task_id": f"web/miniwob.{name}"})
+                resets.append(time.perf_counter() - t)
+                for _ in range(steps):
+                    t = time.perf_counter()
+                    env.step("scroll(0, 0)")
+                    times.append(time.perf_counter() - t)
+            out[name] = {"reset": statistics.median(resets), "step": statistics.median(times)}
+    finally:
+        env.close()
+    return out
+
+
+def browsergym(python: str, delay: float, episodes: int, steps: int) -> dict[str, dict[str, float]]:
+    cfg = {
+        "html": str(html_root()),
+        "chromium": CHROMIUM,
+        "args": CHROMIUM_ARGS,
+        "tasks": TASKS,
+        "delay": delay,
+        "episodes": episodes,
+        "steps": steps,
+    }
+    result = subprocess.run([python, "-c", BROWSERGYM, json.dumps(cfg)], capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        sys.exit(f"BrowserGym failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--browsergym-python", required=True, help="python of a virtualenv with browsergym-miniwob")
+    parser.add_argument("--episodes", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=3)
+    args = parser.parse_args()
+    mine = ours(args.episodes, args.steps)
+    shipped = browsergym(args.browsergym_python, 0.5, args.episodes, args.steps)
+    no_delay = browsergym(args.browsergym_python, 0.0, args.episodes, args.steps)
+    print(f"median seconds over {args.episodes} episodes x {args.steps} steps per task (tree + screenshot each step)")
+    print(f"{'task':<14}{'what':<7}{'ours':>8}{'bgym':>8}{'ratio':>8}{'bgym d=0':>10}{'ratio':>8}")
+    for name in TASKS:
+        for what in ("reset", "step"):
+            a, b, c = mine[name][what], shipped[name][what], no_delay[name][what]
+            print(f"{name:<14}{what:<7}{a:>8.3f}{b:>8.3f}{b / a:>7.1f}x{c:>10.3f}{c / a:>7.1f}x")
+    for what in ("reset", "step"):
+        a = statistics.median(mine[n][what] for n in TASKS)
+        b = statistics.median(shipped[n][what] for n in TASKS)
+        c = statistics.median(no_delay[n][what] for n in TASKS)
+        print(f"{'ALL (median)':<14}{what:<7}{a:>8.3f}{b:>8.3f}{b / a:>7.1f}x{c:>10.3f}{c / a:>7.1f}x")
+
+
+if __name__ == "__main__":
+    main()

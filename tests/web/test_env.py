@@ -1,0 +1,116 @@
+"""The env contract: Gymnasium's checker, the observation, tool calls, tabs, screenshots, dense rewards."""
+
+from __future__ import annotations
+
+import re
+
+import gymnasium
+import numpy as np
+from gymnasium.utils.env_checker import check_env
+
+import agentenvs
+from agentenvs.validate import play
+
+
+def test_check_env_on_a_site_task_and_miniwob() -> None:
+    for task_id in ("web/forum-top-post-0", "web/miniwob.click-button"):
+        env = gymnasium.make("agentenvs/web-v0", task_id=task_id)
+        try:
+            check_env(env.unwrapped, skip_render_check=True)
+        finally:
+            env.close()
+
+
+def test_observation_is_a_pruned_tree_with_bids(web_env) -> None:
+    obs, info = web_env.reset(seed=0, options={"task_id": "web/shop-order-count-0"})
+    assert obs["url"].startswith(web_env.site("shop").origin) and obs["last_action_error"] == ""
+    assert "Tab 0 (active)" in obs["tabs"]
+    assert re.search(r"^\s*\[\d+\] link 'Orders'", obs["text"], re.M)
+    assert "Signed in as" in obs["text"] and "<script" not in obs["text"]
+    assert len(info["state_hash"]) == 64
+
+
+def test_tool_calls_and_strings_act_the_same(web_env) -> None:
+    web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    url = web_env.site_url("shop:/search?q=kettle")
+    by_string, *_ = web_env.step(f"goto({url!r})")
+    web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    by_tool, *_ = web_env.step({"type": "function", "function": {"name": "goto", "arguments": f'{{"url": "{url}"}}'}})
+    assert by_string["text"] == by_tool["text"] and "kettle" in by_tool["text"].lower()
+
+
+def test_tabs_open_focus_and_close(web_env) -> None:
+    web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    obs, *_ = web_env.step("new_tab()")
+    assert "Tab 1 (active)" in obs["tabs"] and obs["url"] == "about:blank"
+    obs, *_ = web_env.step(f"goto({web_env.site_url('shop:/cart')!r})")
+    obs, *_ = web_env.step("tab_focus(0)")
+    assert "Tab 0 (active)" in obs["tabs"] and obs["url"].endswith("/")
+    obs, *_ = web_env.step("tab_focus(1)\ntab_close()")
+    assert "Tab 1" not in obs["tabs"]
+
+
+def test_screenshot_observation() -> None:
+    env = agentenvs.make("web/miniwob.click-test", screenshot=True, viewport=(400, 300)).unwrapped
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs["screenshot"].shape == (300, 400, 3) and obs["screenshot"].dtype == np.uint8
+        assert obs["screenshot"].std() > 0, "the page was drawn"
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+
+
+def test_dense_rewards_sum_to_progress_plus_score() -> None:
+    env = agentenvs.make("web/shop-buy-1", reward_mode="dense").unwrapped
+    try:
+        env.reset(seed=0)
+        total = 0.0
+        for action in env.oracle_actions():
+            _, reward, terminated, truncated, info = env.step(action)
+            total += reward
+        _, reward, terminated, _, info = env.step("done")
+        total += reward
+        assert terminated and info["score"] == 1.0 and info["progress"] == 1.0
+        assert abs(total - 2.0) < 1e-9
+    finally:
+        env.close()
+
+
+def test_submit_and_fail_count_as_answer_and_infeasible(web_env) -> None:
+    web_env.reset(seed=0, options={"task_id": "web/shop-cheapest-0"})
+    answer = web_env.task.config.evaluator.checks[0].args["expected"]
+    info, _ = play(web_env, [{"name": "submit", "arguments": {"answer": answer}}])
+    assert info["score"] == 1.0
+    web_env.reset(seed=0, options={"task_id": "web/shop-buy-out-of-stock-0"})
+    info, _ = play(web_env, [{"name": "fail", "arguments": {"reason": "out of stock"}}])
+    assert info["score"] == 1.0
+
+
+def test_prepared_context_is_used_by_the_next_reset() -> None:
+    env = agentenvs.make("web/miniwob.click-test", prepare_ahead=True).unwrapped
+    try:
+        env.reset(seed=0)
+        spare = env._spare.result(timeout=60)
+        first = env._session
+        env.reset(seed=1)
+        assert env._session is spare and env._session is not first
+        info, _ = play(env, env.oracle_actions())
+        assert info["score"] == 1.0
+    finally:
+        env.close()
+
+
+def test_async_vector_env_runs_web_envs_in_worker_processes() -> None:
+    from gymnasium.vector import AsyncVectorEnv
+
+    ids = ["web/miniwob.click-test", "web/forum-top-post-0"]
+    venv = AsyncVectorEnv([lambda t=t: gymnasium.make("agentenvs/web-v0", task_id=t) for t in ids], shared_memory=False)
+    try:
+        obs, _ = venv.reset(seed=0)
+        assert obs["url"][0].endswith("/miniwob/click-test.html") and obs["url"][1].startswith("http://127.0.0.1:")
+        _, _, terminated, truncated, info = venv.step(["noop()", "done"])
+        assert list(terminated) == [False, True] and not any(truncated)
+        assert info["score"][1] == 0.0
+    finally:
+        venv.close()
