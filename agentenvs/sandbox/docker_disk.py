@@ -4,9 +4,10 @@ Docker can cap a container's writable layer only on XFS with project quotas
 (``--storage-opt size``), which this kind of machine's kernel does not have.
 So one host thread measures every watched container's overlay upper
 directory (what the container wrote) five times a second, and when a container is
-over its limit and still growing, kills every process in it: the writer
-cannot continue, the files stay for the verifier, and the agent is told.
-The bound is the limit plus what a process writes in a fifth of a second.
+over its limit, kills every process in it: the writer cannot continue, the
+files stay for the verifier, and the agent is told. After a kill only growth
+well past that point kills again, so the agent can start a shell and delete
+files. The bound is the limit plus what a process writes in a fifth of a second.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ class _Watched:
     upper: Path
     limit: int
     on_exceed: Callable[[int], None]
-    last: int = 0
+    #: Use when the watcher last killed; only growth well past it kills again.
+    killed_at: int = 0
+
+    @property
+    def slack(self) -> int:
+        """Growth after a kill that does not count: a new shell, blocks the kernel allocates late."""
+        return max(8 << 20, self.limit // 32)
 
 
 def disk_usage(root: Path) -> int:
@@ -68,12 +75,12 @@ class DiskGuard:
             items = list(self._watched.items())
         for key, watched in items:
             used = disk_usage(watched.upper)
-            if used > watched.limit and used > watched.last:
+            if used > watched.limit and used > watched.killed_at + watched.slack:
                 with self._lock:
                     still = self._watched.get(key) is watched
                 if still:
                     watched.on_exceed(used)
-            watched.last = used
+                    watched.killed_at = used
 
     def _run(self) -> None:
         while True:
