@@ -12,6 +12,7 @@ FAMILY_MODULES: dict[str, str] = {
     "terminal": "agentenvs.envs.terminal",
     "textgame": "agentenvs.envs.textgame",
     "swe": "agentenvs.envs.swe",
+    "gui": "agentenvs.envs.gui",
 }
 
 

@@ -36,7 +36,7 @@ class DaemonClient:
         while time.monotonic() < deadline:
             if os.path.exists(self.path) and not self.path.endswith(".tmp"):
                 try:
-                    self.call("health", timeout=5)
+                    self.call("health", deadline=5)
                     return
                 except DaemonError:
                     pass
@@ -62,10 +62,10 @@ class DaemonClient:
             self._sock, self._buf = sock, b""
         return self._sock
 
-    def call(self, op: str, timeout: float = 30.0, **params: Any) -> tuple[dict[str, Any], bytes]:
+    def call(self, op: str, *, deadline: float = 30.0, **params: Any) -> tuple[dict[str, Any], bytes]:
         """Send one request; the reply's header and payload. Raises ``DaemonError`` on any transport failure."""
         sock = self._connect()
-        sock.settimeout(timeout)
+        sock.settimeout(deadline)
         try:
             sock.sendall(json.dumps({"op": op, **params}).encode() + b"\n")
             line = self._read_line(sock)

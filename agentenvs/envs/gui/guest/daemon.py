@@ -231,6 +231,16 @@ class Daemon:
             subprocess.run(["wmctrl", "-i", "-c", window["id"]], env=self.session.env)
         return {"window": window}, b""
 
+    def op_write(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """Write a file as the desktop's user (config ``download`` steps: the task's assets)."""
+        import base64
+
+        path = os.path.join(self.session.env["HOME"], str(req["path"]))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(req["data_b64"]))
+        return {}, b""
+
     def op_health(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         return {"display": self.session.display, "screen": [self.session.width, self.session.height]}, b""
 

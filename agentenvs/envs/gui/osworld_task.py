@@ -1,0 +1,172 @@
+"""OSWorld's task JSON, read natively: placeholders, config and postconfig steps, and the evaluator as data.
+
+Config steps run through the desktop's daemon before the agent acts (the
+desktop is still ours then). The evaluator becomes ``osworld`` check
+arguments whose getters are data refs, read by the trusted checker after
+every agent process is gone: ``vm_file`` a path in the desktop, ``cloud_file``
+and ``cache_file`` the task's asset bytes (never the network), ``rule`` the
+literal. Anything else is refused when the task loads, naming what.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import posixpath
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from agentenvs.core.errors import TaskFormatError
+from agentenvs.envs.gui.client import DaemonClient
+
+HOME = "/home/user"
+CLIENT_PASSWORD = "password"
+CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule"}
+MAX_SLEEP = 10.0
+
+
+def placeholders(width: int, height: int) -> dict[str, str]:
+    return {
+        "{SCREEN_WIDTH}": str(width),
+        "{SCREEN_HEIGHT}": str(height),
+        "{SCREEN_WIDTH_HALF}": str(width // 2),
+        "{SCREEN_HEIGHT_HALF}": str(height // 2),
+        "{CLIENT_PASSWORD}": CLIENT_PASSWORD,
+    }
+
+
+def substitute(value: Any, table: dict[str, str]) -> Any:
+    """Replace OSWorld's placeholders in every string of a JSON value."""
+    if isinstance(value, str):
+        for key, repl in table.items():
+            value = value.replace(key, repl)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, table) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, table) for k, v in value.items()}
+    return value
+
+
+def home_path(path: str) -> str:
+    """OSWorld resolves relative paths against the user's home."""
+    return path if path.startswith("/") else posixpath.join(HOME, path)
+
+
+class OSWorldTask:
+    """One task JSON plus the directory its downloads are resolved in (by URL file name)."""
+
+    def __init__(self, path: Path, assets: Path | None):
+        self.path = path
+        self.assets = assets
+        try:
+            self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TaskFormatError(str(path), f"not readable OSWorld task JSON: {exc}") from None
+        problems = self.unsupported()
+        if problems:
+            raise TaskFormatError(str(path), "unsupported: " + "; ".join(problems))
+
+    @property
+    def evaluator(self) -> dict[str, Any]:
+        return self.data.get("evaluator", {})
+
+    @property
+    def infeasible(self) -> bool:
+        return self.evaluator.get("func") == "infeasible"
+
+    def unsupported(self) -> list[str]:
+        """Every config type, getter or missing asset this task needs that we lack."""
+        from evaluators.osworld import METRICS
+
+        found = []
+        for step in [*self.data.get("config", []), *self.evaluator.get("postconfig", [])]:
+            if step.get("type") not in CONFIG_TYPES:
+                found.append(f"config type {step.get('type')!r}")
+            for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
+                if self._asset(file["url"]) is None:
+                    found.append(f"asset for {file['url']}")
+        if self.infeasible:
+            return found
+        for func in _listed(self.evaluator.get("func")):
+            if func not in METRICS:
+                found.append(f"metric {func!r}")
+        for key in ("result", "expected"):
+            for getter in _listed(self.evaluator.get(key)):
+                if getter and getter.get("type") not in GETTERS:
+                    found.append(f"getter {getter.get('type')!r}")
+                elif (
+                    getter
+                    and getter.get("type") in ("cloud_file", "cache_file")
+                    and self._asset(getter["path"]) is None
+                ):
+                    found.append(f"asset for {getter['path']}")
+        return found
+
+    def _asset(self, url: str) -> Path | None:
+        if self.assets is None:
+            return None
+        name = unquote(posixpath.basename(urlparse(url).path))
+        candidate = self.assets / name
+        return candidate if name and candidate.is_file() else None
+
+    # -- running steps --------------------------------------------------------------
+
+    def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> None:
+        for step in substitute(steps, table):
+            params = step.get("parameters", {})
+            kind = step["type"]
+            if kind == "download":
+                for file in params["files"]:
+                    asset = self._asset(file["url"])
+                    assert asset is not None  # checked at load
+                    data = base64.b64encode(asset.read_bytes()).decode()
+                    client.call("write", path=home_path(file["path"]), data_b64=data)
+            elif kind == "open":
+                client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
+            elif kind == "launch":
+                client.call("launch", command=params["command"], shell=bool(params.get("shell")))
+            elif kind in ("execute", "command"):
+                client.call(
+                    "run", command=params["command"], shell=bool(params.get("shell")), deadline=150, timeout=120
+                )
+            elif kind == "sleep":
+                time.sleep(min(float(params.get("seconds", 1)), MAX_SLEEP))
+            elif kind in ("activate_window", "close_window"):
+                client.call(kind, **params)
+
+    # -- the evaluator as check arguments ------------------------------------------------
+
+    def check_args(self) -> dict[str, Any]:
+        """The ``osworld`` checker's arguments: metrics with their getters reduced to data refs."""
+        ev = self.evaluator
+        funcs = _listed(ev["func"])
+        results, expecteds = _listed(ev.get("result")), _listed(ev.get("expected"))
+        options = ev.get("options", {})
+        options = options if isinstance(options, list) else [options] * len(funcs)
+        metrics = []
+        for i, func in enumerate(funcs):
+            item: dict[str, Any] = {"func": func, "result": self._ref(results[i]), "options": options[i] or {}}
+            if i < len(expecteds) and expecteds[i]:
+                item["expected"] = self._ref(expecteds[i])
+            metrics.append(item)
+        return {"metrics": metrics, "conj": ev.get("conj", "and")}
+
+    def _ref(self, getter: dict[str, Any]) -> dict[str, Any]:
+        kind = getter["type"]
+        if kind == "vm_file":
+            return {"file": home_path(getter["path"])}
+        if kind in ("cloud_file", "cache_file"):
+            asset = self._asset(getter["path"])
+            assert asset is not None
+            return {"data_b64": base64.b64encode(asset.read_bytes()).decode()}
+        return {"value": getter.get("rules")}
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
