@@ -3,11 +3,16 @@
 ``done``, ``fail`` and ``submit`` end the episode in every family. Parsing is
 total: anything unparseable raises ``ActionError``, which ``AgentEnv.step``
 turns into ``info["action_error"]`` and a wasted step, never an exception.
+That includes actions built to break the parser: nesting and size are
+bounded (``action_problem``) before anything recursive (``json.loads``,
+``json.dumps``, ``copy.deepcopy``) touches them, so a 100,000-deep tool call
+is an ``ActionError``, never a ``RecursionError`` or ``MemoryError``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,7 +20,75 @@ from agentenvs.core.errors import ActionError
 
 ActionKind = Literal["native", "tool", "done", "fail", "submit"]
 CONTROL_ACTIONS: tuple[str, ...] = ("done", "fail", "submit")
+#: The largest action: characters of a string, or of all strings (keys included) in a tool call.
 MAX_ACTION_CHARS = 1 << 20
+#: The deepest nesting of a tool call (or of a JSON action); real tool calls need a handful of levels.
+MAX_ACTION_DEPTH = 64
+
+#: The tokens that matter for nesting: escapes (skipped whole), quotes and brackets.
+_JSON_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def json_too_deep(text: str, limit: int = MAX_ACTION_DEPTH) -> bool:
+    """Whether the brackets of JSON text nest deeper than ``limit`` (brackets inside strings skipped).
+
+    Linear and without parsing, so it is safe on any input. Exact for valid JSON, and
+    for the valid prefix of invalid JSON (the only part a parser descends into).
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = False
+    for token in _JSON_TOKENS.findall(text):
+        if token == '"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _looks_like_json(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.startswith(("{", "[")) and stripped.endswith(("}", "]"))
+
+
+def action_problem(action: Any) -> str | None:
+    """Why ``action`` is too large or too deeply nested to take, or ``None``.
+
+    Walks containers with an explicit stack (no recursion), stops as soon as a
+    bound is crossed (so a cyclic dict is caught by its depth), and counts
+    every string's characters, keys included, toward ``MAX_ACTION_CHARS``.
+    JSON text (a string that looks like an object or array) is measured for
+    nesting before anyone parses it.
+    """
+    too_large = f"the action is larger than the limit of {MAX_ACTION_CHARS} characters"
+    too_deep = f"the action nests deeper than {MAX_ACTION_DEPTH} levels"
+    size = 0
+    stack: list[tuple[Any, int]] = [(action, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_ACTION_DEPTH:
+            return too_deep
+        size += len(value) if isinstance(value, (str, bytes, bytearray, dict, list, tuple)) else 1
+        if size > MAX_ACTION_CHARS:
+            return too_large
+        if isinstance(value, str) and _looks_like_json(value) and json_too_deep(value, MAX_ACTION_DEPTH - depth + 1):
+            return too_deep
+        if isinstance(value, dict):
+            for key, item in value.items():
+                size += len(key) if isinstance(key, str) else 1
+                stack.append((item, depth + 1))
+            if size > MAX_ACTION_CHARS:
+                return too_large
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, depth + 1) for item in value)
+    return None
 
 
 @dataclass(frozen=True)
@@ -95,6 +168,8 @@ def _tool_call_parts(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         raise ActionError(f"unexpected keys in tool call: {', '.join(sorted(unknown))}")
     arguments = action.get("arguments", {})
     if isinstance(arguments, str):
+        if json_too_deep(arguments):
+            raise ActionError(f"tool call {name!r}: arguments nest deeper than {MAX_ACTION_DEPTH} levels")
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
@@ -122,6 +197,8 @@ def parse_action(action: Any, tool_names: set[str] | frozenset[str]) -> ParsedAc
         if stripped.lower() in CONTROL_ACTIONS:
             return ParsedAction(kind=stripped.lower())  # type: ignore[arg-type]
         if stripped.startswith("{") and stripped.endswith("}"):
+            if json_too_deep(stripped):
+                raise ActionError(f"the JSON action nests deeper than {MAX_ACTION_DEPTH} levels")
             try:
                 decoded = json.loads(stripped)
             except json.JSONDecodeError:
@@ -132,6 +209,9 @@ def parse_action(action: Any, tool_names: set[str] | frozenset[str]) -> ParsedAc
             raise ActionError("empty action; send a command, a tool call, or done/fail/submit")
         return ParsedAction(kind="native", text=action)
     if isinstance(action, dict):
+        problem = action_problem(action)
+        if problem is not None:
+            raise ActionError(problem)
         name, arguments = _tool_call_parts(action)
         if name in CONTROL_ACTIONS:
             return _control_from_tool(name, arguments)

@@ -6,12 +6,25 @@ final verdict, and the info keys. A family implements five hooks:
 ``_begin`` (build the task's initial state), ``_act`` (do one parsed
 action), ``_check`` (evaluate checkpoints on the current state),
 ``_verify`` (the final score) and ``_end`` (release the episode).
+
+Who is to blame when a step fails: ``ActionError`` from parsing or ``_act``
+is a malformed action (a spent step). An ``InfraError`` is the machinery's
+failure: the episode ends unscored (``error_kind="infra"``) and the harness
+retries it. Anything else raised while acting, checking or verifying after
+the agent acted (``AgentFault``, but also ``IsADirectoryError``,
+``UnicodeDecodeError``, ``RecursionError`` provoked by the state the agent
+left) is the agent's failure: the episode ends with score 0 and
+``error_kind="agent"``, and the env can be reset as usual. A family whose
+sandbox died because of the agent raises ``AgentFault``, not ``InfraError``.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import sysconfig
 import time
+import traceback
 import uuid
 from abc import abstractmethod
 from dataclasses import dataclass, field
@@ -93,7 +106,11 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
 
     @abstractmethod
     def _act(self, action: ParsedAction) -> StepOutcome:
-        """Carry out one native or tool action. Raise ``ActionError`` for bad arguments."""
+        """Carry out one native or tool action. Raise ``ActionError`` for bad arguments.
+
+        ``InfraError`` only for failures that are not the agent's; ``AgentFault`` (or any
+        other exception) ends the episode as the agent's failure.
+        """
 
     @abstractmethod
     def _check(self, task: Task) -> dict[str, bool]:
@@ -197,6 +214,15 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
             return obs, 0.0, True, False, info
         self._step_count += 1
         self._step_started = time.monotonic()
+        try:
+            return self._play(task, action)
+        except InfraError as exc:
+            return self._infra_failure(exc)
+        except Exception as exc:  # noqa: BLE001 - whatever the agent's action provoked is the agent's failure
+            return self._agent_fault(exc)
+
+    def _play(self, task: Task, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """One step: act, check, and on the last step verify. ``step`` classifies what this raises."""
         action_error: str | None = None
         final_action: ParsedAction | None = None
         terminated = False
@@ -212,12 +238,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         except ActionError as exc:
             action_error = str(exc)
             outcome = StepOutcome(text=f"Invalid action: {exc}", extras=self._unchanged_extras())
-        except InfraError as exc:
-            return self._infra_failure(exc)
-        try:
-            checks = self._check(task)
-        except InfraError as exc:
-            return self._infra_failure(exc)
+        checks = self._check(task)
         info = self._base_info(checks, action_error=action_error)
         if action_error is not None:
             info["error_kind"] = "agent"
@@ -235,10 +256,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
                 truncated = True
                 info["error_kind"] = "timeout"
         if terminated or truncated:
-            try:
-                verdict = self._verify(task, final_action)
-            except InfraError as exc:
-                return self._infra_failure(exc)
+            verdict = self._verify(task, final_action)
             info.update(verdict.as_info())
             if final_action is not None:
                 info["final_action"] = final_action.kind
@@ -295,7 +313,48 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         """The machinery failed: end the episode, unscored, so the harness can retry it."""
         info = self._base_info({}, action_error=None)
         info.update({"error_kind": "infra", "error": str(exc), "score": 0.0, "success": False})
+        return self._ending(info, f"Environment error: {exc}", 0.0, terminated=False)
+
+    def _agent_fault(self, exc: Exception):
+        """The agent's action made the env raise: the episode ends as the agent's failure, scored 0.
+
+        The checks are unknown (checking may be what failed), so progress ends at 0; in
+        dense mode the step's reward takes back the progress paid so far, so rewards still
+        sum to the final progress plus the score. The observation names only the
+        exception's type; ``info["error"]`` has the message and where it was raised.
+        """
+        info = self._base_info({}, action_error=None)
+        info.update({"error_kind": "agent", "error": describe_fault(exc), "score": 0.0, "success": False})
+        reward = -self._prev_progress if self.reward_mode == "dense" else 0.0
+        self._prev_progress = 0.0
+        text = f"Episode over: your action made the environment fail ({type(exc).__name__}); scored 0."
+        return self._ending(info, text, reward, terminated=True)
+
+    def _ending(self, info: dict[str, Any], text: str, reward: float, *, terminated: bool):
         self._ended = True
         obs = copy.deepcopy(self._last_obs or {"instruction": self._task.instruction if self._task else "", "text": ""})
-        obs["text"] = f"Environment error: {exc}"
-        return obs, 0.0, False, True, info
+        obs["text"] = text
+        return obs, float(reward), terminated, not terminated, info
+
+
+_LIBRARY_DIRS = tuple(sorted({os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "purelib", "platlib")}))
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+
+
+def _ours(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR) or not filename.startswith(_LIBRARY_DIRS)
+
+
+def describe_fault(exc: BaseException, limit: int = 2000) -> str:
+    """``Type: message (at file:line in function)``, cut to ``limit`` characters.
+
+    The place is the innermost frame of agentenvs or of code outside the standard
+    library and installed packages: the family code that met the agent's state.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if _ours(f.filename)] or frames
+    where = f" (at {os.path.basename(ours[-1].filename)}:{ours[-1].lineno} in {ours[-1].name})" if ours else ""
+    text = f"{type(exc).__name__}: {exc}"
+    if len(text) + len(where) > limit:
+        text = text[: max(0, limit - len(where) - 3)] + "..."
+    return text + where

@@ -29,9 +29,26 @@ class ActionError(AgentEnvsError, ValueError):
 
 
 class InfraError(AgentEnvsError):
-    """The environment's machinery failed (a sandbox died, a browser crashed).
+    """The environment's machinery failed (a sandbox died, a browser crashed) through no fault of the agent.
 
     The harness retries these and never scores them as the agent's failure.
+    When the agent caused the failure, raise ``AgentFault`` instead.
+    """
+
+
+class AgentFault(AgentEnvsError):
+    """The agent's own action broke the environment: the agent's failure, scored 0, never infra.
+
+    ``AgentEnv.step`` treats every exception that is not an ``InfraError`` as the
+    agent's doing (a directory where the verifier reads a file, bytes that do not
+    decode, a recursion the agent's state provoked). This class is for the one case
+    that cannot be told apart by type: a failure that looks like dead machinery but
+    that the agent caused. A family (or the sandbox beneath it) raises it from
+    ``_act``, ``_check`` or ``_verify`` when it knows whose fault it was, e.g.
+    ``raise AgentFault("the agent killed every process of its sandbox") from exc``
+    when the sandbox is alive but the agent's shell was killed from inside, or when
+    the sandbox's memory or pids limit (the agent's budget) was what killed it. Without
+    it the harness would retry the episode as infra and leave it out of the score.
     """
 
 

@@ -76,6 +76,9 @@ def run_command(
     max_policy_calls: Annotated[int | None, typer.Option(min=1, help="policy requests in flight")] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default runs/<time>-<policy>)")] = None,
     resume: Annotated[bool, typer.Option(help="continue the run in --out, playing only missing episodes")] = False,
+    retry_infra: Annotated[
+        bool, typer.Option(help="with --resume: also replay the episodes that ended as infra errors")
+    ] = False,
     seed: Annotated[int, typer.Option(help="base seed; trial t uses seed + t")] = 0,
     max_steps: Annotated[int | None, typer.Option(min=1, help="override every task's step budget")] = None,
     model: Annotated[str | None, typer.Option(help="openai: the model name")] = None,
@@ -96,6 +99,13 @@ def run_command(
     max_infra_retries: Annotated[int, typer.Option(min=0, help="attempts after an infrastructure failure")] = 2,
     env_arg: Annotated[list[str] | None, typer.Option(help="KEY=VALUE passed to every env (repeatable)")] = None,
     images: Annotated[bool, typer.Option(help="save screenshots in the trajectories")] = True,
+    policy_feedback: Annotated[
+        bool,
+        typer.Option(
+            help="training only: send the policy each step's reward, checks and progress "
+            "(an evaluation must not: they reveal what the hidden tests check)"
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="show a live progress bar")] = True,
 ) -> None:
     """Roll a policy through a suite of tasks and score it."""
@@ -103,6 +113,8 @@ def run_command(
     from agentenvs.harness.scoring import write_summary
     from agentenvs.harness.views import summary_table
 
+    if retry_infra and not resume:
+        raise _fail("--retry-infra replays the infra episodes of an existing run: use it with --resume --out DIR")
     if resume:
         if out is None or not RunDir(out).exists():
             raise _fail("--resume needs --out pointing at an existing run directory")
@@ -130,13 +142,13 @@ def run_command(
             trials=trials, seed=seed, concurrency=concurrency, max_sandboxes=max_sandboxes,
             max_policy_calls=max_policy_calls, max_infra_retries=max_infra_retries, policy_timeout_sec=policy_timeout,
             env_timeout_sec=env_timeout, episode_timeout_sec=episode_timeout, max_steps=max_steps,
-            env_kwargs=_parse_env_args(env_arg or []), save_images=images,
+            env_kwargs=_parse_env_args(env_arg or []), save_images=images, policy_feedback=policy_feedback,
         )  # fmt: skip
         if out is None:
             out = Path("runs") / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{policy}"
     try:
         policy_obj = make_policy(config.policy.name, **config.policy.options)
-        runner = Runner(config, str(out), policy=policy_obj, resume=resume, progress=progress)
+        runner = Runner(config, str(out), policy=policy_obj, resume=resume, retry_infra=retry_infra, progress=progress)
         outcome = asyncio.run(runner.run())
     except (PolicyConfigError, RunDirError) as exc:
         raise _fail(str(exc)) from None
@@ -144,6 +156,10 @@ def run_command(
     report = write_report(outcome.run_dir, summary)
     console.print(summary_table(summary))
     console.print(f"report: {report}")
+    if retry_infra:
+        n = outcome.retried_infra
+        console.print(f"replayed {n} episode{'s' * (n != 1)} that had ended as infra errors")
+    _print_headline(summary)
     if outcome.interrupted:
         console.print(f"[yellow]stopped: {outcome.finished}/{outcome.planned} episodes recorded; "
                       f"continue with `agentenvs run --resume --out {out}`[/yellow]")  # fmt: skip
@@ -162,6 +178,14 @@ def report_command(run_dir: Annotated[Path, typer.Argument(help="a run directory
     summary = write_summary(run)
     console.print(summary_table(summary))
     console.print(f"report: {write_report(run, summary)}")
+    _print_headline(summary)
+
+
+def _print_headline(summary: dict[str, Any]) -> None:
+    """The summary's headline, in yellow when episodes are unresolved, missing or flagged."""
+    overall = summary["overall"]
+    warn = overall["infra"] or overall["flagged"] or not summary["complete"]
+    console.print(summary["headline"], style="yellow" if warn else None, markup=False, highlight=False, soft_wrap=True)
 
 
 def show_command(

@@ -38,6 +38,11 @@ class RunConfig(BaseModel):
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     executor: str = "local"
     save_images: bool = True
+    policy_feedback: bool = Field(
+        False,
+        description="pass rewards, checks and progress to the policy each step: for training only, "
+        "since it reveals what the hidden tests check; an evaluation leaves it off",
+    )
 
     def seed_for(self, trial: int) -> int:
         """Distinct, reproducible seeds per trial."""

@@ -8,31 +8,42 @@ runs on the event loop, under the run's policy-call limit.
 Deadlines: each policy decision (``policy_timeout``), each env call
 (``env_timeout``) and the whole episode (``episode_timeout``). The lane
 publishes the env call in flight; the runner's watchdog on the event loop
-abandons a call that overruns its deadline. A policy or env that fails or
-misses its deadline is an infrastructure problem (``EpisodeInfraError``); an
-episode that runs out of time is graded on its final state and marked
-``timeout``.
+abandons a call that overruns its deadline. An env or policy server that
+fails or misses its deadline is an infrastructure problem
+(``EpisodeInfraError``); an episode that runs out of time is graded on its
+final state and marked ``timeout``. What the policy answers is the agent's:
+an action too large or too deeply nested to send is replaced by
+``NO_ACTION`` (a spent step), and a policy that refuses (a 4xx) or raises
+ends the episode as the agent's failure, scored 0 (``PolicyGaveUp``).
+
+The policy gets observations and its own action errors; rewards, checks and
+progress only when the run asks for feedback (training).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from agentenvs.core import Task
+from agentenvs.core.actions import action_problem
+from agentenvs.core.env import describe_fault
 from agentenvs.harness.executor import EnvHandle
+from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.observation import is_image, split_observation, to_jsonable
 from agentenvs.harness.policies import (
+    NO_ACTION,
     Decision,
     EpisodeStart,
+    Feedback,
     Policy,
     PolicyError,
+    PolicyRequestError,
     PolicyUnavailable,
     StepInput,
 )
@@ -52,6 +63,7 @@ INFO_KEYS = (
     "answer",
     "model_patch",
     "instance_id",
+    "integrity_flags",
 )
 
 
@@ -66,8 +78,8 @@ class EpisodeInfraError(Exception):
         self.retryable = retryable
 
 
-class Abandoned(Exception):
-    """The lane was told to stop (the run stopped, or the watchdog gave up on its env call)."""
+class PolicyGaveUp(Exception):
+    """The policy refused (a 4xx) or raised: the episode ends as the agent's failure, scored 0."""
 
 
 @dataclass(frozen=True)
@@ -98,97 +110,7 @@ class EpisodeResult:
     env_sec: float = 0.0
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0, "total": 0})
     policy_retries: int = 0
-
-
-class Lane:
-    """What a worker thread playing episodes shares with the event loop.
-
-    The thread publishes the env call in flight (``call_due``, ``call_what``)
-    and checks ``stopping`` between calls; the loop's watchdog reads the
-    call, and ``abandon`` makes the thread quit at its next check.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, halt: threading.Event):
-        self.loop = loop
-        self.halt = halt
-        self.abandoned = False
-        self.call_due: float | None = None
-        self.call_what = ""
-        self.call_timeout = 0.0
-        self._policy_future: concurrent.futures.Future[Any] | None = None
-        #: The runner's episode in hand, taken over by a new lane if this one is abandoned.
-        self.job: Any = None
-        self._held_slot: threading.Semaphore | None = None
-        self._held_handle: EnvHandle | None = None
-        self._held_lock = threading.Lock()
-
-    def hold(self, slot: threading.Semaphore | None = None, *, handle: EnvHandle | None = None) -> None:
-        """Note a sandbox slot or an env this lane must give back (``release``)."""
-        with self._held_lock:
-            if slot is not None:
-                self._held_slot = slot
-            if handle is not None:
-                self._held_handle = handle
-
-    def release(self) -> None:
-        """Close the env and free the slot, once, whichever thread gets here first."""
-        with self._held_lock:
-            handle, slot = self._held_handle, self._held_slot
-            self._held_handle = self._held_slot = None
-        try:
-            if handle is not None:
-                handle.close_blocking()
-        finally:
-            if slot is not None:
-                slot.release()
-
-    @property
-    def stopping(self) -> bool:
-        return self.abandoned or self.halt.is_set()
-
-    def env_call(self, timeout: float, what: str, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` under the watchdog; raises ``Abandoned`` if the lane was abandoned meanwhile."""
-        self.call_what = what
-        self.call_timeout = timeout
-        self.call_due = time.monotonic() + timeout
-        try:
-            return fn(*args)
-        finally:
-            self.call_due = None
-            if self.abandoned:
-                raise Abandoned(what)
-
-    def overdue(self) -> str | None:
-        """The env call in flight, described, when it has missed its deadline."""
-        due = self.call_due
-        if due is not None and time.monotonic() >= due:
-            return f"the env did not finish {self.call_what} within {self.call_timeout:.1f}s"
-        return None
-
-    def on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the event loop and wait for it; ``cancel_policy`` (or a stop) ends the wait."""
-        if self.stopping:
-            coro.close()
-            raise Abandoned("stopped")
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        self._policy_future = future
-        if self.stopping:
-            future.cancel()
-        try:
-            return future.result()
-        except concurrent.futures.CancelledError:
-            raise Abandoned("stopped") from None
-        finally:
-            self._policy_future = None
-
-    def cancel_policy(self) -> None:
-        future = self._policy_future
-        if future is not None:
-            future.cancel()
-
-    def abandon(self) -> None:
-        self.abandoned = True
-        self.cancel_policy()
+    integrity_flags: list[str] = field(default_factory=list)
 
 
 def run_inline(policy: Policy, coro: Coroutine[Any, Any, T]) -> T:
@@ -204,11 +126,36 @@ def run_inline(policy: Policy, coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _add_usage(tokens: dict[str, int], usage: dict[str, int] | None) -> None:
-    if not usage:
+    """Add a decision's token counts; anything that is not a non-negative integer counts as 0."""
+    if not isinstance(usage, dict):
         return
-    tokens["prompt"] += int(usage.get("prompt_tokens", 0) or 0)
-    tokens["completion"] += int(usage.get("completion_tokens", 0) or 0)
-    tokens["total"] += int(usage.get("total_tokens", 0) or 0)
+    for key, name in (("prompt", "prompt_tokens"), ("completion", "completion_tokens"), ("total", "total_tokens")):
+        value = usage.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            tokens[key] += value
+
+
+def _sendable(decision: Decision) -> Decision:
+    """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record."""
+    problem = action_problem(decision.action)
+    if problem is None:
+        return decision
+    return Decision(
+        action=NO_ACTION,
+        usage=decision.usage,
+        message=decision.message,
+        note=f"the policy's action was not sent: {problem}",
+        retries=decision.retries,
+    )
+
+
+def _flags(value: Any) -> list[str]:
+    """``info["integrity_flags"]`` as a list of strings (a family may give one string)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(flag) for flag in value] if isinstance(value, (list, tuple)) else [str(value)]
 
 
 def _fields(obs: dict[str, Any], writer: TrajectoryWriter) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -233,10 +180,14 @@ def _fields(obs: dict[str, Any], writer: TrajectoryWriter) -> tuple[dict[str, An
 class EpisodePlayer:
     """Plays one attempt of one episode against an opened env handle, in a lane's thread."""
 
-    def __init__(self, policy: Policy, policy_slots: asyncio.Semaphore, deadlines: Deadlines):
+    def __init__(
+        self, policy: Policy, policy_slots: asyncio.Semaphore, deadlines: Deadlines, *, feedback: bool = False
+    ):
         self.policy = policy
         self.policy_slots = policy_slots
         self.deadlines = deadlines
+        #: Pass rewards, checks and progress to the policy (training only; never in an evaluation).
+        self.feedback = feedback
 
     async def _timed(self, coro: Coroutine[Any, Any, T], timeout: float | None, what: str) -> T:
         async with self.policy_slots:
@@ -246,9 +197,24 @@ class EpisodePlayer:
                 raise PolicyUnavailable(f"the policy did not answer {what} within {timeout:.1f}s") from None
 
     def _policy_call(self, lane: Lane, coro: Coroutine[Any, Any, T], timeout: float | None, what: str) -> T:
-        if self.policy.inline:
-            return run_inline(self.policy, coro)
-        return lane.on_loop(self._timed(coro, timeout, what))
+        """The policy's answer; ``PolicyGaveUp`` when it refused or raised (the agent's failure)."""
+        try:
+            if self.policy.inline:
+                return run_inline(self.policy, coro)
+            return lane.on_loop(self._timed(coro, timeout, what))
+        except (Abandoned, PolicyUnavailable):
+            raise
+        except PolicyRequestError as exc:
+            raise PolicyGaveUp(f"the policy refused at {what}: {exc}") from None
+        except PolicyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the policy's answer provoked is the agent's failure
+            raise PolicyGaveUp(f"the policy failed at {what}: {describe_fault(exc)}") from None
+
+    def _feedback(self, reward: float, result: EpisodeResult) -> Feedback | None:
+        if not self.feedback:
+            return None
+        return Feedback(reward=reward, checks=dict(result.checks), progress=result.progress)
 
     def end(self, lane: Lane, start: EpisodeStart) -> None:
         """Let the policy forget the episode (skipped once the event loop is gone)."""
@@ -314,7 +280,7 @@ class EpisodePlayer:
         policy_deadline = d.policy if self.policy.step_deadline else None
         try:
             self._policy_call(lane, self.policy.reset(start), d.policy, "reset")
-            step_input = StepInput(step=0, observation=obs, checks=result.checks, progress=result.progress)
+            step_input = StepInput(step=0, observation=obs, feedback=self._feedback(0.0, result))
             timed_out = False
             while True:
                 if lane.stopping:
@@ -330,6 +296,7 @@ class EpisodePlayer:
                         decision = self._policy_call(
                             lane, self.policy.act(start, step_input), limit, f"step {step_input.step + 1}"
                         )
+                        decision = _sendable(decision)
                     except PolicyUnavailable:
                         if deadline - time.monotonic() > 0:
                             raise
@@ -377,21 +344,24 @@ class EpisodePlayer:
                     result.score = float(info.get("score", 0.0))
                     result.final_action = info.get("final_action")
                     result.verifier_detail = info.get("verifier_detail")
+                    result.integrity_flags = _flags(info.get("integrity_flags"))
                     result.error_kind = "timeout" if timed_out else info.get("error_kind")
+                    result.error = info.get("error")
                     if timed_out:
                         result.error = "episode deadline reached"
-                    elif truncated and not result.error_kind and not result.success:
-                        result.error_kind = "agent"
-                        result.error = "step budget spent"
+                    elif truncated and not result.error and not result.success:
+                        result.error_kind = result.error_kind or "agent"
+                        result.error = "time budget spent" if result.error_kind == "timeout" else "step budget spent"
                     break
                 step_input = StepInput(
                     step=result.steps,
                     observation=obs,
-                    reward=float(reward),
                     action_error=info.get("action_error"),
-                    checks=result.checks,
-                    progress=result.progress,
+                    feedback=self._feedback(float(reward), result),
                 )
+        except PolicyGaveUp as exc:
+            result.success, result.score, result.final_action = False, 0.0, None
+            result.error_kind, result.error = "agent", str(exc)
         except PolicyUnavailable as exc:
             raise EpisodeInfraError(str(exc)) from None
         except PolicyError as exc:

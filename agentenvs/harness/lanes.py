@@ -21,8 +21,9 @@ from typing import Any
 
 from agentenvs.core import InfraError, Task
 from agentenvs.harness.config import RunConfig
-from agentenvs.harness.episode import Abandoned, Deadlines, EpisodeInfraError, EpisodePlayer, Lane
+from agentenvs.harness.episode import Deadlines, EpisodeInfraError, EpisodePlayer
 from agentenvs.harness.executor import CLOSE_GRACE_SEC, Executor, run_in_thread
+from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.rundir import TrajectoryWriter
 
 #: How often the watchdog looks at a lane that is not in an env call. A call that starts

@@ -18,6 +18,9 @@ thead th { background: #f0f0f0; }
 .step { border-top: 1px dashed #bbb; padding: .5rem 0; }
 pre { background: #f7f7f7; padding: .4rem; white-space: pre-wrap; word-break: break-word; max-height: 24rem; overflow: auto; }
 .ok { color: #1a7f37; } .bad { color: #c62828; } .muted { color: #777; }
+#headline { font-size: 1.05rem; padding: .5rem .75rem; background: #f3f6fa; border-left: 4px solid #4c72b0; }
+#headline.warn { background: #fff6e0; border-left-color: #d08700; }
+.badge { display: inline-block; font-size: .8rem; padding: 0 .4rem; border-radius: .6rem; background: #d08700; color: #fff; }
 img.shot { max-width: 640px; image-rendering: pixelated; border: 1px solid #999; min-width: 60px; }
 </style>
 </head>
@@ -27,17 +30,20 @@ img.shot { max-width: 640px; image-rendering: pixelated; border: 1px solid #999;
 {% if summary.run.policy.model %}(model <code>{{ summary.run.policy.model }}</code>){% endif %},
 agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at }}.
 {{ summary.recorded }} of {{ summary.planned }} episodes recorded{% if not summary.complete %} <b class="bad">(incomplete: resume with --resume)</b>{% endif %}.</p>
+<p id="headline" class="{{ 'warn' if summary.overall.infra or summary.overall.flagged or not summary.complete else '' }}">{{ summary.headline }}
+<span class="muted">(infra <b id="headline-infra">{{ summary.overall.infra }}</b>, flagged <b id="headline-flagged">{{ summary.overall.flagged }}</b>)</span></p>
 
 {% macro metrics_table(id, title, groups) %}
 <table id="{{ id }}">
-<thead><tr><th>{{ title }}</th><th>episodes</th><th>success</th><th>95% CI</th><th>mean score</th><th>pass@k</th><th>pass^k</th><th>steps</th><th>time (s)</th><th>tokens</th><th>infra</th></tr></thead>
+<thead><tr><th>{{ title }}</th><th>episodes</th><th>success</th><th>95% CI</th><th>success, infra as failure</th><th>mean score</th><th>pass@k</th><th>pass^k</th><th>steps</th><th>time (s)</th><th>tokens</th><th>infra</th><th>flagged</th></tr></thead>
 <tbody>
 {% for name, g in groups.items() %}
 <tr><td>{{ name }}</td><td>{{ g.scored }}</td><td>{{ g.success_rate | pct }}</td><td>{{ g.success_ci95 | ci }}</td>
+<td class="infra-as-failure">{{ g.success_rate_infra_as_failure | pct }} {{ g.success_ci95_infra_as_failure | ci }}</td>
 <td>{{ g.mean_score | num(3) }}</td>
 <td>{% for k, v in g.pass_at_k.items() %}@{{ k }}: {{ v | num(3) }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
 <td>{% for k, v in g.pass_hat_k.items() %}^{{ k }}: {{ v | num(3) }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
-<td>{{ g.steps_mean | num(1) }}</td><td>{{ g.time_mean_sec | num(2) }}</td><td>{{ g.tokens_total }}</td><td>{{ g.infra }}</td></tr>
+<td>{{ g.steps_mean | num(1) }}</td><td>{{ g.time_mean_sec | num(2) }}</td><td>{{ g.tokens_total }}</td><td>{{ g.infra }}</td><td>{{ g.flagged }}</td></tr>
 {% endfor %}
 </tbody></table>
 {% endmacro %}
@@ -58,11 +64,11 @@ agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at
 
 <h2>Tasks</h2>
 <table id="task-table">
-<thead><tr><th>task</th><th>scored</th><th>successes</th><th>success</th><th>mean score</th><th>steps</th><th>time (s)</th><th>infra</th></tr></thead>
+<thead><tr><th>task</th><th>scored</th><th>successes</th><th>success</th><th>mean score</th><th>steps</th><th>time (s)</th><th>infra</th><th>flagged</th></tr></thead>
 <tbody>
 {% for task, t in summary.by_task.items() %}
 <tr><td>{{ task }}</td><td>{{ t.scored }}</td><td>{{ t.successes }}</td><td>{{ t.success_rate | pct }}</td><td>{{ t.mean_score | num(3) }}</td>
-<td>{{ t.steps_mean | num(1) }}</td><td>{{ t.time_mean_sec | num(2) }}</td><td>{{ t.infra }}</td></tr>
+<td>{{ t.steps_mean | num(1) }}</td><td>{{ t.time_mean_sec | num(2) }}</td><td>{{ t.infra }}</td><td>{{ t.flagged }}</td></tr>
 {% endfor %}
 </tbody></table>
 
@@ -73,17 +79,27 @@ agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at
 </tbody></table>
 {% else %}<p class="muted">None: every episode was played to the end.</p>{% endif %}
 
+<h2>Integrity flags ({{ summary.integrity_flags | length }})</h2>
+{% if summary.integrity_flags %}
+<p>The env detected a hack it could not prevent in these episodes; their scores stand as graded.</p>
+<table id="flagged-table"><thead><tr><th>task</th><th>trial</th><th>flags</th></tr></thead><tbody>
+{% for e in summary.integrity_flags %}<tr><td>{{ e.task_id }}</td><td>{{ e.trial }}</td><td style="text-align:left">{{ e.flags | join("; ") }}</td></tr>{% endfor %}
+</tbody></table>
+{% else %}<p class="muted">None.</p>{% endif %}
+
 <h2>Trajectories</h2>
 <label>Episode:
 <select id="episode-select">
 {% for ep in episodes %}<option value="{{ ep.id }}">{{ ep.record.task_id }} #{{ ep.record.trial }}:
-{% if ep.record.status != "scored" %}infra error{% elif ep.record.success %}success{% else %}failure{% endif %}</option>{% endfor %}
+{% if ep.record.status != "scored" %}infra error{% elif ep.record.success %}success{% else %}failure{% endif %}{% if ep.record.integrity_flags %} [flagged]{% endif %}</option>{% endfor %}
 </select></label>
 {% for ep in episodes %}
 <section class="episode" id="{{ ep.id }}" {% if not loop.first %}hidden{% endif %}>
 <h3>{{ ep.record.task_id }}, trial {{ ep.record.trial }}
 {% if ep.record.status != "scored" %}<span class="bad">infra error</span>
-{% elif ep.record.success %}<span class="ok">success</span>{% else %}<span class="bad">failure</span>{% endif %}</h3>
+{% elif ep.record.success %}<span class="ok">success</span>{% else %}<span class="bad">failure</span>{% endif %}
+{% if ep.record.integrity_flags %}<span class="badge flagged" title="{{ ep.record.integrity_flags | join('; ') }}">flagged</span>{% endif %}</h3>
+{% if ep.record.integrity_flags %}<ul class="integrity-flags">{% for f in ep.record.integrity_flags %}<li>{{ f }}</li>{% endfor %}</ul>{% endif %}
 <p>score {{ ep.record.score | num(3) }}, {{ ep.record.steps if ep.record.steps is not none else "-" }} steps,
 {{ ep.record.elapsed_sec | num(2) }} s, seed {{ ep.record.seed }}{% if ep.record.error %}, <span class="bad">{{ ep.record.error_kind }}: {{ ep.record.error }}</span>{% endif %}</p>
 {% if not ep.shown %}<p class="muted">Steps not shown in the report (too many episodes); see {{ ep.record.trajectory }}.</p>{% endif %}

@@ -2,6 +2,7 @@
 
     run.json                              config, versions, tasks (with content hashes), policy
     episodes.jsonl                        one line per finished episode (appended, fsynced)
+    superseded.jsonl                      infra episode lines that ``--retry-infra`` took out to replay
     trajectories/<task>/<trial>/steps.jsonl  one line per step (+ images/ as PNG)
     summary.json                          the scores (scoring.py)
     report.html                           the report (report.py)
@@ -54,6 +55,10 @@ class RunDir:
     @property
     def episodes_jsonl(self) -> Path:
         return self.path / "episodes.jsonl"
+
+    @property
+    def superseded_jsonl(self) -> Path:
+        return self.path / "superseded.jsonl"
 
     @property
     def summary_json(self) -> Path:
@@ -116,6 +121,37 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
         return len(data) - keep
+
+    def drop_infra(self) -> int:
+        """Take the episodes that ended as infra out of ``episodes.jsonl``, so a resumed run plays them again.
+
+        Their lines go to ``superseded.jsonl`` first (appended and fsynced: nothing
+        recorded is lost); then ``episodes.jsonl`` is replaced atomically by every
+        other line, byte for byte and in order. A kill in between leaves the infra
+        lines in both files, and a second ``--retry-infra`` simply does it again.
+        Returns how many episodes were taken out.
+        """
+        self.repair()
+        if not self.episodes_jsonl.is_file():
+            return 0
+        keep: list[bytes] = []
+        dropped: list[bytes] = []
+        for line in self.episodes_jsonl.read_bytes().splitlines(keepends=True):
+            if line.strip():
+                (dropped if json.loads(line).get("status") == "infra" else keep).append(line)
+        if not dropped:
+            return 0
+        with open(self.superseded_jsonl, "ab") as fh:
+            fh.write(b"".join(dropped))
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp = self.episodes_jsonl.with_name(self.episodes_jsonl.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(keep))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.episodes_jsonl)
+        return len(dropped)
 
     def append_episode(self, record: dict[str, Any]) -> None:
         """Append one episode line and fsync it (for one-off writers; a run uses ``EpisodeLog``)."""

@@ -5,7 +5,8 @@ asyncio drives the episodes; env calls run off the event loop through an
 (sandboxes) and policy requests. Infrastructure failures are retried a
 bounded number of times and recorded apart, never scored. Each finished
 episode is one flushed line of ``episodes.jsonl``, so ``resume`` plays
-exactly the episodes that are missing. The worker threads that play the
+exactly the episodes that are missing (with ``retry_infra``, also those
+that ended as infra errors). The worker threads that play the
 episodes, and the watchdog over them, are in :mod:`agentenvs.harness.lanes`.
 Ctrl-C (or SIGTERM) stops cleanly: envs are closed, finished episodes are
 kept, and ``--resume`` continues.
@@ -30,8 +31,9 @@ from typing import Any
 import agentenvs
 from agentenvs.core import Task, get_task
 from agentenvs.harness.config import RunConfig
-from agentenvs.harness.episode import Abandoned, Deadlines, EpisodePlayer, Lane
+from agentenvs.harness.episode import Deadlines, EpisodePlayer
 from agentenvs.harness.executor import Executor, make_executor
+from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.lanes import Job, Lanes
 from agentenvs.harness.policies import Policy, make_policy
 from agentenvs.harness.rundir import RUN_FORMAT_VERSION, EpisodeLog, RunDir, episode_key
@@ -52,6 +54,8 @@ class RunOutcome:
     finished: int
     played_now: int
     interrupted: bool
+    #: Infra episodes taken out of the record to be played again (``retry_infra``).
+    retried_infra: int = 0
 
 
 def _now() -> str:
@@ -113,12 +117,17 @@ class Runner:
         policy: Policy | None = None,
         executor: Executor | None = None,
         resume: bool = False,
+        retry_infra: bool = False,
         progress: bool = False,
         on_episode: Callable[[dict[str, Any]], None] | None = None,
     ):
+        if retry_infra and not resume:
+            raise RunDirError("--retry-infra replays the infra episodes of an existing run: pass --resume with it")
         self.config = config
         self.run_dir = RunDir(out)
         self.resume = resume
+        self.retry_infra = retry_infra
+        self._retried_infra = 0
         self.progress = progress
         self.on_episode = on_episode
         self.policy = policy or make_policy(config.policy.name, **config.policy.options)
@@ -154,6 +163,8 @@ class Runner:
                     "config (`agentenvs run --resume --out DIR` alone) or choose another --out"
                 )
             self.run_dir.repair()
+            if self.retry_infra:
+                self._retried_infra = self.run_dir.drop_infra()
             return self.run_dir.read_episodes()
         self.run_dir.write_run(run_metadata(self.config, tasks, self.policy, self.executor))
         return []
@@ -177,7 +188,8 @@ class Runner:
         if deadlines is None:
             deadlines = self._task_deadlines[task.full_id] = self._deadlines(task)
         return Job(
-            task=task, trial=trial, deadlines=deadlines, player=EpisodePlayer(self.policy, self._policy_slots, deadlines),
+            task=task, trial=trial, deadlines=deadlines,
+            player=EpisodePlayer(self.policy, self._policy_slots, deadlines, feedback=self.config.policy_feedback),
             trajectory=self.run_dir.trajectory_dir(task.full_id, trial), started=_now(), t0=time.monotonic(),
         )  # fmt: skip
 
@@ -283,7 +295,9 @@ class Runner:
             with contextlib.suppress(Exception):
                 await self.policy.aclose()
             await self.executor.aclose()
-        return RunOutcome(self.run_dir, planned, len(done) + self._played, self._played, self._stopped)
+        return RunOutcome(
+            self.run_dir, planned, len(done) + self._played, self._played, self._stopped, self._retried_infra
+        )
 
     async def _sync_periodically(self) -> None:
         """fsync new episode lines off the event loop, at most every ``SYNC_INTERVAL_SEC``."""

@@ -4,7 +4,11 @@ Success rate with a Wilson 95% interval; mean score with a Student-t 95%
 interval; unbiased pass@k (Chen et al., 2021) and pass^k (all k trials
 succeed; tau-bench) per task, averaged over tasks; steps, time and tokens.
 Everything overall and per family, difficulty and tag. Infrastructure
-failures are not scored: they are counted apart and listed.
+failures are not scored: they are counted apart and listed, and the success
+rate and mean score are also given with them counted as failures, so that a
+run cannot look better by losing episodes. Episodes whose env raised
+integrity flags (a hack it detected but could not prevent) are counted as
+``flagged`` and listed.
 """
 
 from __future__ import annotations
@@ -92,13 +96,14 @@ def episodes_frame(run: RunDir) -> pd.DataFrame:
                 "error_kind": e.get("error_kind"),
                 "error": e.get("error"),
                 "attempts": e.get("attempts", 1),
+                "integrity_flags": list(e.get("integrity_flags") or []),
                 "family": task.get("family") or e["task_id"].split("/", 1)[0],
                 "difficulty": task.get("difficulty") or "unknown",
                 "tags": list(task.get("tags") or []),
             }
         )
     columns = ["task_id", "trial", "status", "success", "score", "steps", "elapsed_sec", "tokens",
-               "error_kind", "error", "attempts", "family", "difficulty", "tags"]  # fmt: skip
+               "error_kind", "error", "attempts", "integrity_flags", "family", "difficulty", "tags"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -131,15 +136,22 @@ def group_metrics(df: pd.DataFrame) -> dict[str, Any]:
     at, hat = _pass_metrics(scored)
     ci = wilson_interval(successes, n)
     score_ci = mean_interval(scores)
+    infra = int((df["status"] != "scored").sum())
+    everyone = n + infra
+    ci_all = wilson_interval(successes, everyone)
     return {
         "episodes": int(len(df)),
         "tasks": int(df["task_id"].nunique()),
         "scored": n,
-        "infra": int((df["status"] != "scored").sum()),
+        "infra": infra,
+        "flagged": int(df["integrity_flags"].map(bool).sum()) if len(df) else 0,
         "successes": successes,
         "success_rate": successes / n if n else None,
         "success_ci95": list(ci) if ci else None,
+        "success_rate_infra_as_failure": successes / everyone if everyone else None,
+        "success_ci95_infra_as_failure": list(ci_all) if ci_all else None,
         "mean_score": sum(scores) / n if n else None,
+        "mean_score_infra_as_failure": sum(scores) / everyone if everyone else None,
         "score_ci95": list(score_ci) if score_ci else None,
         "pass_at_k": at,
         "pass_hat_k": hat,
@@ -172,10 +184,12 @@ def summarize(run: RunDir) -> dict[str, Any]:
         g = group_metrics(group)
         by_task[str(task_id)] = {
             k: g[k]
-            for k in ("scored", "infra", "successes", "success_rate", "mean_score", "steps_mean", "time_mean_sec")
-        }
+            for k in ("scored", "infra", "flagged", "successes", "success_rate", "mean_score", "steps_mean",
+                      "time_mean_sec")
+        }  # fmt: skip
     infra = df[df["status"] != "scored"]
-    return {
+    flagged = df[df["integrity_flags"].map(bool)] if len(df) else df
+    summary = {
         "run": {
             "path": str(run.path),
             "created_at": meta.get("created_at"),
@@ -196,7 +210,37 @@ def summarize(run: RunDir) -> dict[str, Any]:
             {"task_id": r.task_id, "trial": int(r.trial), "attempts": int(r.attempts), "error": r.error}
             for r in infra.itertuples()
         ],
+        "integrity_flags": [
+            {"task_id": r.task_id, "trial": int(r.trial), "flags": list(r.integrity_flags)}
+            for r in flagged.itertuples()
+        ],
     }
+    summary["headline"] = headline(summary)
+    return summary
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One sentence a person reads first: the success rate both ways, and what is unresolved or flagged."""
+    o = summary["overall"]
+    parts = [
+        f"Success {o['successes']}/{o['scored']} scored episodes ({_pct(o['success_rate'])}); "
+        f"{_pct(o['success_rate_infra_as_failure'])} with infra counted as failure."
+    ]
+    if o["infra"]:
+        path = summary["run"]["path"]
+        parts.append(
+            f"{o['infra']} episode{'s' * (o['infra'] != 1)} unresolved (infra errors, not scored): "
+            f"replay {'them' if o['infra'] != 1 else 'it'} with `agentenvs run --resume --retry-infra --out {path}`."
+        )
+    if not summary["complete"]:
+        parts.append(f"Incomplete: {summary['recorded']} of {summary['planned']} episodes recorded.")
+    if o["flagged"]:
+        parts.append(f"{o['flagged']} episode{'s' * (o['flagged'] != 1)} flagged for integrity.")
+    return " ".join(parts)
 
 
 def write_summary(run: RunDir) -> dict[str, Any]:

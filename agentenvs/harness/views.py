@@ -27,7 +27,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
         title=f"{summary['run']['path']} (policy {policy}, {summary['recorded']}/{summary['planned']} episodes)"
     )
     table.add_column("group", no_wrap=True)
-    for column in ("n", "success [95% CI]", "score", "pass@k", "steps", "time s", "tokens", "infra"):
+    for column in ("n", "success [95% CI]", "infra as fail", "score", "pass@k", "steps", "time s", "tokens", "infra",
+                   "flagged"):  # fmt: skip
         table.add_column(column, justify="right")
     rows = [("overall", summary["overall"])]
     rows += [(k, g) for k, g in summary["by_family"].items()]
@@ -37,25 +38,27 @@ def summary_table(summary: dict[str, Any]) -> Table:
             name,
             str(g["scored"]),
             f"{_pct(g['success_rate'])} {_ci(g['success_ci95'])}",
+            _pct(g["success_rate_infra_as_failure"]),
             "-" if g["mean_score"] is None else f"{g['mean_score']:.2f}",
             " ".join(f"@{k}={v:.2f}" for k, v in g["pass_at_k"].items()),
             "-" if g["steps_mean"] is None else f"{g['steps_mean']:.1f}",
             "-" if g["time_mean_sec"] is None else f"{g['time_mean_sec']:.1f}",
             str(g["tokens_total"]),
             str(g["infra"]),
+            str(g["flagged"]),
         )
     return table
 
 
 def show_episodes(run: RunDir, console: Console) -> None:
     table = Table(title=f"episodes of {run.path}")
-    for column in ("task", "trial", "status", "success", "score", "steps", "time s", "error"):
+    for column in ("task", "trial", "status", "success", "score", "steps", "time s", "error", "flags"):
         table.add_column(column)
     for e in sorted(run.read_episodes(), key=lambda e: (e["task_id"], int(e["trial"]))):
         table.add_row(
             e["task_id"], str(e["trial"]), e.get("status", ""), str(e.get("success")),
             "-" if e.get("score") is None else f"{e['score']:.3f}", str(e.get("steps", "-")),
-            f"{e.get('elapsed_sec', 0):.2f}", str(e.get("error") or ""),
+            f"{e.get('elapsed_sec', 0):.2f}", str(e.get("error") or ""), "; ".join(e.get("integrity_flags") or []),
         )  # fmt: skip
     console.print(table)
 

@@ -152,6 +152,7 @@ class DockerSandbox:
         except Exception as exc:
             ignore_missing(self._api.remove_container, container, force=True)
             raise as_sandbox_error(exc, f"start of {image}") from None
+        _spare_keeper(self._api, container)
         return container
 
     @property
@@ -420,3 +421,12 @@ def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
     return info
+
+
+def _spare_keeper(api: Any, container: str) -> None:
+    """Make the out-of-memory killer pick the agent's processes, never PID 1 (which would stop the container)."""
+    try:
+        pid = int(api.inspect_container(container)["State"]["Pid"])
+        Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
+    except (OSError, KeyError, ValueError):
+        pass  # not root on the engine's host: the keeper is tiny, the killer rarely picks it anyway

@@ -56,3 +56,21 @@ def test_junk_actions_raise_action_error(action: object, message: str) -> None:
 
 def test_json_looking_command_is_still_a_command() -> None:
     assert parse_action('{"not": "a tool call"}', TOOLS).kind == "native"
+
+
+def test_bounds_count_real_nesting_and_size() -> None:
+    from agentenvs.core.actions import MAX_ACTION_CHARS, MAX_ACTION_DEPTH, action_problem, json_too_deep
+
+    brackets_in_strings = '{"command": "echo ' + "[{" * 500 + '", "x": "\\"[[["}'
+    assert not json_too_deep(brackets_in_strings)
+    assert parse_action({"name": "bash", "arguments": brackets_in_strings}, TOOLS).arguments["x"] == '"[[['
+    just_fits = "[" * (MAX_ACTION_DEPTH - 2) + "]" * (MAX_ACTION_DEPTH - 2)
+    assert action_problem({"name": "bash", "arguments": {"k": just_fits}}) is None
+    assert "nests deeper" in action_problem({"name": "bash", "arguments": {"k": "[" + just_fits + "]"}})
+    # An escaped quote does not end a string; brackets after a real closing quote count.
+    assert json_too_deep('"\\"' + "[" * 100 + '"' + "[" * (MAX_ACTION_DEPTH + 1)) is True
+    assert json_too_deep('"\\"' + "[" * 100 + '"') is False
+    many_keys = {"name": "bash", "arguments": {str(i): i for i in range(MAX_ACTION_CHARS // 4)}}
+    assert "larger than the limit" in action_problem(many_keys)
+    with pytest.raises(ActionError, match="larger than the limit"):
+        parse_action(many_keys, TOOLS)

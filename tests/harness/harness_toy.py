@@ -2,7 +2,12 @@
 
 The "sandbox" is a real child process (``sleep``); killing it mid-episode
 makes the next step raise ``SandboxError``, as a dead container would. The
-observation carries a small screenshot so image paths are exercised.
+episode also has a real working directory where the verifier writes
+``result.txt``: an agent that puts a directory there (``mkdir result.txt``)
+makes the verifier raise, and one that creates the file first (``touch
+result.txt``) gets its episode flagged, as a family flags a hack it detects
+but cannot prevent. The observation carries a small screenshot so image
+paths are exercised.
 Tasks come from a generated source, or from directories (``DirToySource``)
 with ``solution/actions.jsonl``.
 """
@@ -10,8 +15,10 @@ with ``solution/actions.jsonl``.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -96,6 +103,7 @@ class CounterEnv(AgentEnv):
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         self.counter = 0
         self.target = self._target(task)
+        self.workdir = Path(tempfile.mkdtemp(prefix="agentenvs-toy-"))
         self.proc = subprocess.Popen(
             ["sleep", "300"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -113,6 +121,13 @@ class CounterEnv(AgentEnv):
             n = action.arguments.get("n")
         else:
             parts = action.text.split()
+            if len(parts) == 2 and parts[0] in ("mkdir", "touch"):
+                path = self.workdir / os.path.basename(parts[1])
+                if parts[0] == "mkdir":
+                    path.mkdir()
+                else:
+                    path.touch()
+                return self._obs()
             if len(parts) != 2 or parts[0] != "add":
                 raise ActionError("native actions look like 'add N'")
             n = parts[1]
@@ -126,8 +141,12 @@ class CounterEnv(AgentEnv):
         return {"half": 2 * self.counter >= self.target, "reached": self.counter == self.target}
 
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
-        ok = self.counter == self.target
-        return Verdict(score=1.0 if ok else 0.0, success=ok, detail=f"counter {self.counter}, target {self.target}")
+        result = self.workdir / "result.txt"
+        flags = ["result-precreated: result.txt existed before the verifier wrote it"] if result.exists() else []
+        result.write_text(str(self.counter))  # IsADirectoryError if the agent made it a directory
+        ok = int(result.read_text()) == self.target
+        detail = f"counter {self.counter}, target {self.target}"
+        return Verdict(score=1.0 if ok else 0.0, success=ok, detail=detail, extra={"integrity_flags": flags})
 
     def _state_hash(self) -> str:
         return str(self.counter)
@@ -143,6 +162,9 @@ class CounterEnv(AgentEnv):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         self.proc = None
+        workdir = getattr(self, "workdir", None)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def register(targets: list[int], *, name: str = "toy") -> None:

@@ -3,13 +3,15 @@
 ``scripted_decision`` is the scripted policy both servers play: add 1 until
 the counter reaches min(target, 2), then done. So targets 1 and 2 succeed
 and 3 fails, which gives known scores. ``faults`` switch on the failures the
-tests need: 500s, garbage bodies, unknown tools, hangs.
+tests need: 500s, 4xx refusals, garbage, error objects, bodies too deep, too
+large or compressed, unknown tools, hangs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import re
 import threading
 import time
@@ -34,15 +36,28 @@ def scripted_decision(text: str) -> dict[str, Any]:
     return {"name": "done", "arguments": {}}
 
 
+DEEP = 100_000
+#: Bodies of faulty 200 replies, by the name of the fault.
+BAD_BODIES: dict[str, tuple[bytes, dict[str, str]]] = {
+    "garbage": (b'{"choices": [{"mess', {}),
+    "error-object": (b'{"error": {"message": "the model is overloaded", "type": "server_error"}}', {}),
+    "deep": (b'{"action": ' + b"[" * DEEP + b"]" * DEEP + b"}", {}),
+    "huge": (b'{"action": "' + b"x" * (5 << 20) + b'"}', {}),
+    # 16 MiB of spaces in 16 KiB: the client must refuse it without decompressing it.
+    "gzip-bomb": (gzip.compress(b'{"action": "done"' + b" " * (16 << 20) + b"}", 9), {"content-encoding": "gzip"}),
+}
+
+
 class Faults:
     """Failure switches shared with the test. Counters are per server."""
 
     def __init__(self) -> None:
         self.fail_first = 0  # answer the first N requests with 500
-        self.always = ""  # "500", "garbage", "hang": every request
+        self.always = ""  # "500", "400", "hang", or a key of BAD_BODIES: every request
         self.garbage_first = 0
         self.hang_first = 0
         self.unknown_tool_first_step = False
+        self.bad_arguments_first_step = False  # chat server: tool-call arguments that are not JSON
         self.hang_sec = 5.0
         self.requests = 0
 
@@ -52,8 +67,11 @@ class Faults:
         n = self.requests
         if self.always == "500" or n <= self.fail_first:
             return JSONResponse({"error": "boom"}, status_code=500)
-        if self.always == "garbage" or n <= self.garbage_first:
-            return Response(content=b'{"choices": [{"mess', media_type="application/json")
+        if self.always == "400":
+            return JSONResponse({"error": {"message": "context length exceeded"}}, status_code=400)
+        if self.always in BAD_BODIES or n <= self.garbage_first:
+            body, headers = BAD_BODIES.get(self.always, BAD_BODIES["garbage"])
+            return Response(content=body, media_type="application/json", headers=headers)
         if self.always == "hang" or n <= self.hang_first:
             await asyncio.sleep(self.hang_sec)
         return None
@@ -69,11 +87,13 @@ def chat_app(faults: Faults) -> FastAPI:
     """An OpenAI-compatible /v1/chat/completions that answers with real tool calls."""
     app = FastAPI()
     app.state.requests = []
+    app.state.headers = []
 
     @app.post("/v1/chat/completions")
     async def complete(request: Request) -> Response:
         body = await request.json()
         app.state.requests.append(body)
+        app.state.headers.append(dict(request.headers))
         fault = await faults.apply()
         if fault is not None:
             return fault
@@ -86,6 +106,9 @@ def chat_app(faults: Faults) -> FastAPI:
             call = scripted_decision(content)
         import json
 
+        arguments = json.dumps(call["arguments"])
+        if faults.bad_arguments_first_step and assistant_turns == 0:
+            arguments = arguments[:-1]
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(app.state.requests)}",
@@ -103,7 +126,7 @@ def chat_app(faults: Faults) -> FastAPI:
                                 {
                                     "id": f"call_{len(app.state.requests)}",
                                     "type": "function",
-                                    "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+                                    "function": {"name": call["name"], "arguments": arguments},
                                 }
                             ],
                         },
@@ -121,6 +144,7 @@ def act_app(faults: Faults) -> FastAPI:
     app = FastAPI()
     app.state.resets = []
     app.state.acts = []
+    app.state.headers = []
     seen: dict[str, str] = {}
 
     @app.post("/reset")
@@ -132,6 +156,7 @@ def act_app(faults: Faults) -> FastAPI:
     async def act(request: Request) -> Response:
         body = await request.json()
         app.state.acts.append(body)
+        app.state.headers.append(dict(request.headers))
         fault = await faults.apply()
         if fault is not None:
             return fault

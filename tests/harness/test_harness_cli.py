@@ -7,6 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from agentenvs.harness.cli import app
+from agentenvs.harness.rundir import RunDir
 
 cli = CliRunner()
 
@@ -58,3 +59,35 @@ def test_errors_say_what_to_do(tmp_path):
     assert result.exit_code == 2 and "no trajectory for toy/reach-9" in result.output
     result = invoke("run", "--task", "toy/reach-1", "--out", str(ok), "--no-progress")
     assert result.exit_code == 2 and "--resume" in result.output
+
+
+def test_unresolved_infra_is_announced_and_retry_infra_replays_only_it(tmp_path):
+    from servers import Faults, act_app, serve
+
+    out = tmp_path / "run"
+    result = invoke("run", "--retry-infra", "--out", str(out))
+    assert result.exit_code == 2 and "--resume" in result.output
+    faults = Faults()
+    faults.fail_first = 1  # the first episode's first /act: a 500, and no retries are allowed
+    app = act_app(faults)
+    with serve(app) as url:
+        args = ["--task", "toy/*", "--policy", "http", "--url", url, "--max-retries", "0", "--max-infra-retries", "0",
+                "--concurrency", "1", "--out", str(out), "--no-progress", "--policy-feedback"]  # fmt: skip
+        first = invoke("run", *args)
+        assert first.exit_code == 0, first.output
+        assert "1 episode unresolved" in first.output and f"--retry-infra --out {out}" in first.output
+        assert all({"reward", "checks", "progress"} <= set(body) for body in app.state.acts)
+        before = RunDir(out).read_episodes()
+        assert [e["status"] for e in before] == ["infra", "scored", "scored"]
+        resets = len(app.state.resets)
+        plain = invoke("run", "--resume", "--out", str(out), "--no-progress")
+        assert plain.exit_code == 0 and len(app.state.resets) == resets and "1 episode unresolved" in plain.output
+        retried = invoke("run", "--resume", "--retry-infra", "--out", str(out), "--no-progress")
+        assert retried.exit_code == 0, retried.output
+    assert len(app.state.resets) == resets + 1  # only the infra episode was played again
+    assert "replayed 1 episode that had ended" in retried.output and "episode unresolved" not in retried.output
+    after = RunDir(out).read_episodes()
+    assert after[:2] == before[1:] and after[2]["task_id"] == before[0]["task_id"]
+    assert [e["status"] for e in after] == ["scored"] * 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["infra"] == 0 and summary["overall"]["success_rate_infra_as_failure"] == 2 / 3

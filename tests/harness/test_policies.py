@@ -121,9 +121,6 @@ def test_random_policy_picks_from_a_text_games_admissible_commands():
         oracle_actions=None,
     )
     policy = RandomPolicy(seed=1, done_prob=0.0)
-    actions = [
-        asyncio.run(policy.act(start, StepInput(step=i, observation=obs, checks={}, progress=0.0))).action
-        for i in range(20)
-    ]
+    actions = [asyncio.run(policy.act(start, StepInput(step=i, observation=obs))).action for i in range(20)]
     env.close()
     assert set(actions) <= admissible and len(set(actions)) > 1

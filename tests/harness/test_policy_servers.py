@@ -77,21 +77,76 @@ def test_transient_500s_are_retried_and_scores_unchanged(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", ["openai", "http"])
-@pytest.mark.parametrize("fault", ["500", "garbage"])
-def test_persistent_server_faults_are_infra_errors_not_scores(tmp_path, kind, fault):
+def test_persistent_500s_are_retried_then_infra_never_scored(tmp_path, kind):
     faults = Faults()
-    faults.always = fault
+    faults.always = "500"
     with serve(app_for(kind, faults)) as url:
         summary = run(tmp_path, kind, policy_options(kind, url), max_infra_retries=1)
     assert summary["overall"]["scored"] == 0
     assert summary["overall"]["success_rate"] is None
+    assert summary["overall"]["success_rate_infra_as_failure"] == 0.0
     assert summary["overall"]["infra"] == 3
     assert len(summary["infra_errors"]) == 3
     assert all(e["attempts"] == 2 for e in summary["infra_errors"])
-    word = "500" if fault == "500" else "garbage" if kind == "openai" else "non-JSON"
-    assert all(word in e["error"] for e in summary["infra_errors"]), summary["infra_errors"]
+    assert all("500" in e["error"] for e in summary["infra_errors"]), summary["infra_errors"]
     # Each attempt made 1 + max_retries requests before giving up.
     assert faults.requests == 3 * 2 * (1 + FAST_RETRY["max_retries"])
+    assert "3 episodes unresolved" in summary["headline"] and "--retry-infra" in summary["headline"]
+
+
+@pytest.mark.parametrize("kind", ["openai", "http"])
+@pytest.mark.parametrize("fault", ["garbage", "error-object", "deep", "huge", "gzip-bomb"])
+def test_replies_without_a_usable_action_are_the_agents_spent_steps(tmp_path, kind, fault):
+    """Garbage, an error object, a body nested 100,000 deep, 5 MiB, or a gzip bomb: a wasted step each, never infra."""
+    faults = Faults()
+    faults.always = fault
+    app = app_for(kind, faults)
+    with serve(app) as url:
+        summary = run(tmp_path, kind, policy_options(kind, url), max_infra_retries=3)
+    overall = summary["overall"]
+    assert (overall["scored"], overall["successes"], overall["infra"]) == (3, 0, 0)
+    assert faults.requests == 3 * 8  # one request per step, no retries: the toy's budget is 8 steps
+    run_dir = RunDir(tmp_path / "run")
+    for episode in run_dir.read_episodes():
+        assert episode["status"] == "scored" and episode["score"] == 0.0 and episode["attempts"] == 1
+        assert (episode["steps"], episode["action_errors"], episode["error"]) == (8, 8, "step budget spent")
+        steps = run_dir.read_steps(episode["task_id"], 0)
+        assert all(s["action"] == "" and s["policy"]["note"].startswith("malformed reply") for s in steps[1:])
+    note = run_dir.read_steps("toy/reach-1", 0)[1]["policy"]["note"]
+    expected = {
+        "garbage": "garbage" if kind == "openai" else "non-JSON",
+        "error-object": "garbage" if kind == "openai" else "an error instead of an action: ",
+        "deep": "nests deeper than",
+        "huge": "larger than 4194304 bytes",
+        "gzip-bomb": "compressed (gzip)",
+    }[fault]
+    assert expected in note, note
+    assert all(h.get("accept-encoding") == "identity" for h in app.state.headers)
+
+
+def test_an_action_too_deep_to_send_is_replaced_by_no_action(tmp_path):
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    app = FastAPI()
+
+    @app.post("/reset")
+    async def reset() -> dict:
+        return {}
+
+    @app.post("/act")
+    async def act() -> JSONResponse:
+        deep: object = 1
+        for _ in range(70):  # within the reply's bound, beyond an action's
+            deep = {"n": deep}
+        return JSONResponse({"action": {"name": "add", "arguments": deep}})
+
+    with serve(app) as url:
+        summary = run(tmp_path, "http", policy_options("http", url))
+    assert (summary["overall"]["scored"], summary["overall"]["infra"]) == (3, 0)
+    step = RunDir(tmp_path / "run").read_steps("toy/reach-2", 0)[1]
+    assert step["action"] == "" and "not sent: the action nests deeper than 64 levels" in step["policy"]["note"]
+    assert "empty action" in step["info"]["action_error"]
 
 
 @pytest.mark.parametrize("kind", ["openai", "http"])
@@ -107,6 +162,18 @@ def test_unknown_tool_is_the_agents_error(tmp_path, kind):
         assert episode["action_errors"] == 1
         steps = RunDir(tmp_path / "run").read_steps(episode["task_id"], 0)
         assert "unknown tool 'teleport'" in steps[1]["info"]["action_error"]
+
+
+def test_tool_arguments_that_are_not_json_are_the_agents_error(tmp_path):
+    faults = Faults()
+    faults.bad_arguments_first_step = True
+    with serve(chat_app(faults)) as url:
+        summary = run(tmp_path, "openai", policy_options("openai", url))
+    overall = summary["overall"]
+    assert (overall["scored"], overall["successes"], overall["infra"]) == (3, 2, 0)
+    step = RunDir(tmp_path / "run").read_steps("toy/reach-1", 0)[1]
+    assert step["action"] == {"name": "add", "arguments": '{"n": 1'}
+    assert "arguments are not valid JSON" in step["info"]["action_error"]
 
 
 @pytest.mark.parametrize("kind", ["openai", "http"])
@@ -138,7 +205,25 @@ def test_unreachable_server_is_an_infra_error(tmp_path):
     assert "cannot reach" in summary["infra_errors"][0]["error"]
 
 
-def test_openai_4xx_is_not_retried(tmp_path):
+@pytest.mark.parametrize("kind", ["openai", "http"])
+def test_a_4xx_ends_the_episode_as_the_agents_failure(tmp_path, kind):
+    faults = Faults()
+    faults.always = "400"
+    app = app_for(kind, faults)
+    with serve(app) as url:
+        summary = run(tmp_path, kind, policy_options(kind, url), max_infra_retries=3)
+    assert faults.requests == 3  # one request per episode: no request retries, no episode retries
+    overall = summary["overall"]
+    assert (overall["scored"], overall["successes"], overall["infra"]) == (3, 0, 0)
+    assert summary["infra_errors"] == []
+    for episode in RunDir(tmp_path / "run").read_episodes():
+        assert episode["status"] == "scored" and episode["score"] == 0.0 and episode["success"] is False
+        assert episode["error_kind"] == "agent" and episode["attempts"] == 1 and episode["steps"] == 0
+        assert "refused at step 1" in episode["error"] and "400" in episode["error"]
+        assert "context length exceeded" in episode["error"]
+
+
+def test_openai_401_names_itself_and_no_key_is_recorded(tmp_path):
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse
 
@@ -151,10 +236,32 @@ def test_openai_4xx_is_not_retried(tmp_path):
         return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
 
     with serve(app) as url:
-        summary = run(tmp_path, "openai", policy_options("openai", url), max_infra_retries=3)
-    assert len(calls) == 3  # one request per episode: no request retries, no episode retries
-    assert all("401" in e["error"] for e in summary["infra_errors"])
+        run(tmp_path, "openai", policy_options("openai", url), max_infra_retries=3)
+    assert len(calls) == 3
+    episodes = RunDir(tmp_path / "run").read_episodes()
+    assert all("401" in e["error"] and "bad key" in e["error"] and e["error_kind"] == "agent" for e in episodes)
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_json["policy"]["model"] == "scripted" and "api_key" not in json.dumps(run_json["policy"]).replace(
         "api_key_", ""
+    )
+
+
+def test_http_reset_refused_is_the_agents_failure(tmp_path):
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    app = FastAPI()
+
+    @app.post("/reset")
+    async def reset() -> JSONResponse:
+        return JSONResponse({"detail": "unknown task family"}, status_code=422)
+
+    with serve(app) as url:
+        summary = run(tmp_path, "http", policy_options("http", url))
+    assert (summary["overall"]["scored"], summary["overall"]["infra"]) == (3, 0)
+    (episode, *_) = RunDir(tmp_path / "run").read_episodes()
+    assert (
+        "refused at reset" in episode["error"]
+        and "422" in episode["error"]
+        and "unknown task family" in episode["error"]
     )

@@ -57,3 +57,48 @@ def test_report_renders_tables_plots_and_trajectories(tmp_path):
         finally:
             browser.close()
     assert all(url.startswith(("file:", "data:")) for url in requests), requests  # works offline
+
+
+def test_report_headline_counts_infra_and_flags_and_badges_flagged_episodes(tmp_path, monkeypatch):
+    import harness_toy
+    from playwright.sync_api import sync_playwright
+    from test_runner import KillingOracle
+
+    root = tmp_path / "tasks"
+    harness_toy.write_dir_task(root, 1, ['"add 1"', '"add 0"'])  # its sandbox is killed: infra
+    harness_toy.write_dir_task(root, 2, ['"touch result.txt"', '"add 2"'])  # solved, but flagged
+    harness_toy.write_dir_task(root, 3, ['"add 1"'])  # a failure
+    harness_toy.register_dir(root)
+    monkeypatch.setenv("TOY_PID_DIR", str(tmp_path))
+    out = tmp_path / "run"
+    tasks = ["toydir/reach-1", "toydir/reach-2", "toydir/reach-3"]
+    config = run_config(tasks, "oracle", concurrency=1, max_infra_retries=0)
+    asyncio.run(Runner(config, str(out), policy=KillingOracle(tmp_path, kills=1)).run())
+    run = RunDir(out)
+    path = write_report(run, write_summary(run))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"file://{path}")
+            headline = page.locator("#headline")
+            assert headline.is_visible() and "warn" in (headline.get_attribute("class") or "")
+            text = headline.inner_text()
+            assert "Success 1/2 scored episodes (50.0%); 33.3% with infra counted as failure." in text
+            assert "1 episode unresolved" in text and "--retry-infra" in text and "1 episode flagged" in text
+            assert page.locator("#headline-infra").inner_text() == "1"
+            assert page.locator("#headline-flagged").inner_text() == "1"
+            assert page.locator("#overall-table td.infra-as-failure").inner_text().startswith("33.3%")
+            assert page.locator("#flagged-table tbody tr").count() == 1
+            assert "result-precreated" in page.locator("#flagged-table tbody tr").inner_text()
+            options = page.locator("#episode-select option")
+            labels = [options.nth(i).inner_text() for i in range(options.count())]
+            assert [label.endswith("[flagged]") for label in labels] == [False, True, False], labels
+            page.select_option("#episode-select", options.nth(1).get_attribute("value"))
+            badge = page.locator("section.episode:visible .badge.flagged")
+            assert badge.is_visible() and badge.inner_text() == "flagged"
+            assert "result.txt existed" in page.locator("section.episode:visible .integrity-flags").inner_text()
+            page.select_option("#episode-select", options.nth(2).get_attribute("value"))
+            assert page.locator("section.episode:visible .badge.flagged").count() == 0
+        finally:
+            browser.close()

@@ -54,9 +54,9 @@ def write_run(path, tasks, episodes):
     return run
 
 
-def episode(task, trial, success, steps=4, elapsed=2.0, tokens=100, status="scored", score=None):
+def episode(task, trial, success, steps=4, elapsed=2.0, tokens=100, status="scored", score=None, flags=()):
     record = {"task_id": task, "trial": trial, "status": status, "steps": steps, "elapsed_sec": elapsed,
-              "tokens": {"total": tokens}, "attempts": 1}  # fmt: skip
+              "tokens": {"total": tokens}, "attempts": 1, "integrity_flags": list(flags)}  # fmt: skip
     if status == "scored":
         record.update({"success": success, "score": score if score is not None else float(success)})
     else:
@@ -72,7 +72,8 @@ def test_summary_by_hand(tmp_path):
     ]
     episodes = [
         # a: 2 of 3; b: 0 of 3; c: 3 of 3, but trial 2 is an infra error (2 of 2 scored).
-        episode("fa/a", 0, True, steps=2), episode("fa/a", 1, False, steps=6, score=0.5), episode("fa/a", 2, True, steps=4),
+        episode("fa/a", 0, True, steps=2), episode("fa/a", 1, False, steps=6, score=0.5),
+        episode("fa/a", 2, True, steps=4, flags=["conftest: the diff adds a conftest.py"]),
         episode("fa/b", 0, False), episode("fa/b", 1, False), episode("fa/b", 2, False),
         episode("fb/c", 0, True), episode("fb/c", 1, True), episode("fb/c", 2, None, status="infra"),
     ]  # fmt: skip
@@ -81,6 +82,23 @@ def test_summary_by_hand(tmp_path):
     assert (o["episodes"], o["scored"], o["infra"], o["successes"]) == (9, 8, 1, 4)
     assert o["success_rate"] == 0.5
     assert o["mean_score"] == pytest.approx(4.5 / 8)
+    # With the infra episode counted as a failure: 4 of 9, and a score of 4.5 over 9.
+    assert o["success_rate_infra_as_failure"] == pytest.approx(4 / 9)
+    assert o["mean_score_infra_as_failure"] == pytest.approx(0.5)
+    lo, hi = o["success_ci95_infra_as_failure"]
+    assert (lo, hi) == pytest.approx(wilson_interval(4, 9)) and lo < 4 / 9 < hi
+    assert summary["by_family"]["fb"]["success_rate_infra_as_failure"] == pytest.approx(2 / 3)
+    assert summary["by_family"]["fa"]["success_rate_infra_as_failure"] == summary["by_family"]["fa"]["success_rate"]
+    assert (o["flagged"], summary["by_family"]["fa"]["flagged"], summary["by_family"]["fb"]["flagged"]) == (1, 1, 0)
+    assert summary["by_task"]["fa/a"]["flagged"] == 1
+    assert summary["integrity_flags"] == [
+        {"task_id": "fa/a", "trial": 2, "flags": ["conftest: the diff adds a conftest.py"]}
+    ]
+    assert summary["headline"] == (
+        f"Success 4/8 scored episodes (50.0%); 44.4% with infra counted as failure. 1 episode unresolved "
+        f"(infra errors, not scored): replay it with `agentenvs run --resume --retry-infra --out {tmp_path}`. "
+        "1 episode flagged for integrity."
+    )
     # pass@1 per task: 2/3, 0, 1 -> 5/9. pass@2: a 1, b 0, c 1 -> 2/3. pass@3: only a and b have 3 -> (1+0)/2.
     assert o["pass_at_k"] == pytest.approx({"1": 5 / 9, "2": 2 / 3, "3": 0.5})
     # pass^2: a C(2,2)/C(3,2)=1/3, b 0, c 1 -> 4/9. pass^3: a 0, b 0 -> 0.

@@ -27,16 +27,18 @@ class PolicyError(Exception):
 
 
 class PolicyUnavailable(PolicyError):
-    """The policy server is unreachable, overloaded, hung or answered garbage, after retries.
+    """The policy server is unreachable, overloaded (429, 5xx) or hung, after retries.
 
     An infrastructure error: the episode is retried and never scored.
     """
 
 
 class PolicyRequestError(PolicyError):
-    """The policy server refused the request (a 4xx other than 429): a configuration problem.
+    """The policy server refused the request (a 4xx other than 429).
 
-    Not retried; the episode is recorded as an infrastructure error with this message.
+    The agent's failure: not retried; the episode ends, scored 0, with this message
+    as its error (a wrong key or model name therefore shows as a run of failures
+    whose error says so).
     """
 
 
@@ -63,15 +65,25 @@ class EpisodeStart:
 
 
 @dataclass(frozen=True)
+class Feedback:
+    """The training signal after a step: never given to a policy under evaluation."""
+
+    reward: float
+    checks: dict[str, bool]
+    progress: float
+
+
+@dataclass(frozen=True)
 class StepInput:
-    """What a policy sees before choosing its next action."""
+    """What a policy sees before choosing its next action.
+
+    ``feedback`` is ``None`` unless the run passes it (``--policy-feedback``).
+    """
 
     step: int
     observation: dict[str, Any]
-    reward: float = 0.0
     action_error: str | None = None
-    checks: dict[str, bool] = field(default_factory=dict)
-    progress: float = 0.0
+    feedback: Feedback | None = None
 
 
 @dataclass

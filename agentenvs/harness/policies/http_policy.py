@@ -4,17 +4,26 @@
 the answer to ``/act`` is ``{"action": ...}``. The wire format is in
 docs/policy-protocol.md (JSON schemas: ``RESET_SCHEMA``, ``ACT_SCHEMA``,
 ``ACT_RESPONSE_SCHEMA`` below).
+
+Whose failure is what: 429, 5xx, timeouts and an unreachable server are
+retried and, if they persist, infra. A reply that holds no action (not
+JSON, no ``"action"``, an error object, too large or too deep) is the
+agent's: a spent step. Another 4xx ends the episode as the agent's failure.
+Rewards, checks and progress go out only when the run passes feedback
+(``--policy-feedback``, for training); an evaluation never sends them.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import httpx
 
 from agentenvs.harness.observation import split_observation
 from agentenvs.harness.policies.base import (
+    NO_ACTION,
     Decision,
     EpisodeStart,
     Policy,
@@ -22,6 +31,7 @@ from agentenvs.harness.policies.base import (
     PolicyRequestError,
     StepInput,
 )
+from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, usage_counts
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
 
 PROTOCOL_VERSION = "1"
@@ -56,11 +66,15 @@ ACT_SCHEMA: dict[str, Any] = {
             "description": "text fields as JSON; each image field as {type: image/png, data: base64}",
             "additionalProperties": True,
         },
-        "reward": {"type": "number"},
         "action_error": {"type": ["string", "null"]},
-        "checks": {"type": "object", "additionalProperties": {"type": "boolean"}},
-        "progress": {"type": "number"},
         "tools": {"type": "array", "items": {"type": "object"}},
+        "reward": {"type": "number", "description": "only with --policy-feedback (training)"},
+        "checks": {
+            "type": "object",
+            "additionalProperties": {"type": "boolean"},
+            "description": "only with --policy-feedback (training)",
+        },
+        "progress": {"type": "number", "description": "only with --policy-feedback (training)"},
     },
 }
 
@@ -95,7 +109,7 @@ class HttpPolicy(Policy):
             raise PolicyConfigError(f"--policy http needs --url http(s)://host:port, got {url!r}")
         self.url = url.rstrip("/")
         self.retry = retry or RetryPolicy()
-        self._client = httpx.AsyncClient(timeout=request_timeout_sec)
+        self._client = bounded_client(httpx, self.url, timeout=request_timeout_sec)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "url": self.url, "protocol": PROTOCOL_VERSION, "max_retries": self.retry.max_retries}
@@ -103,9 +117,12 @@ class HttpPolicy(Policy):
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _post(self, path: str, body: dict[str, Any]) -> Any:
+    async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response | Malformed:
+        """A 2xx reply, or why it breaks a bound; ``Transient`` for what deserves another try."""
         try:
             response = await self._client.post(f"{self.url}{path}", json=body)
+        except BadReply as exc:
+            return Malformed(f"POST {path}: {exc}")
         except httpx.TimeoutException:
             raise Transient(f"POST {path} timed out") from None
         except httpx.TransportError as exc:
@@ -115,16 +132,9 @@ class HttpPolicy(Policy):
             hint = float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None
             raise Transient(f"POST {path} answered {response.status_code}", hint)
         if response.status_code >= 400:
-            raise PolicyRequestError(f"POST {self.url}{path} refused ({response.status_code}): {response.text[:300]}")
-        if path == "/reset":
-            return None
-        try:
-            data = response.json()
-        except ValueError:
-            raise Transient(f"POST {path} answered non-JSON: {response.text[:200]!r}") from None
-        if not isinstance(data, dict) or "action" not in data:
-            raise Transient(f'POST {path} answered without an "action" key: {str(data)[:200]!r}')
-        return data
+            text = response.content[:300].decode("utf-8", "replace")
+            raise PolicyRequestError(f"POST {self.url}{path} refused ({response.status_code}): {text}")
+        return response
 
     async def reset(self, start: EpisodeStart) -> None:
         body = {
@@ -141,19 +151,37 @@ class HttpPolicy(Policy):
         await call_with_retries(lambda: self._post("/reset", body), self.retry, f"POST {self.url}/reset")
 
     async def act(self, start: EpisodeStart, step: StepInput) -> Decision:
-        body = {
+        body: dict[str, Any] = {
             "protocol": PROTOCOL_VERSION,
             "episode_id": start.episode_id,
             "task_id": start.task_id,
             "step": step.step,
             "observation": wire_observation(step.observation),
-            "reward": step.reward,
             "action_error": step.action_error,
-            "checks": step.checks,
-            "progress": step.progress,
             "tools": start.tools,
         }
-        data, retries = await call_with_retries(lambda: self._post("/act", body), self.retry, f"POST {self.url}/act")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        if step.feedback is not None:
+            body.update(
+                {"reward": step.feedback.reward, "checks": step.feedback.checks, "progress": step.feedback.progress}
+            )
+        reply, retries = await call_with_retries(lambda: self._post("/act", body), self.retry, f"POST {self.url}/act")
+        data = reply if isinstance(reply, Malformed) else _act_reply(reply.content)
+        if isinstance(data, Malformed):
+            return Decision(action=NO_ACTION, note=f"malformed reply: {data.reason}", retries=retries)
         message = data.get("message") if isinstance(data.get("message"), str) else None
-        return Decision(action=data["action"], usage=usage, message=message, retries=retries)
+        return Decision(action=data["action"], usage=usage_counts(data.get("usage")), message=message, retries=retries)
+
+
+def _act_reply(content: bytes) -> dict[str, Any] | Malformed:
+    """``{"action": ...}`` from a 2xx body, or why it holds no action (its size and depth are already bounded)."""
+    try:
+        data = json.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return Malformed(f"POST /act answered non-JSON: {content[:200]!r}")
+    if not isinstance(data, dict):
+        return Malformed(f'POST /act answered {type(data).__name__}, not an object with "action"')
+    if "action" not in data:
+        if "error" in data:
+            return Malformed(f"POST /act answered an error instead of an action: {str(data['error'])[:300]}")
+        return Malformed(f'POST /act answered without an "action" key: {str(data)[:200]}')
+    return data

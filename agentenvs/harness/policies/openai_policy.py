@@ -3,8 +3,11 @@
 Tools come from the env's ``action_tools``; screenshots go as base64
 ``image_url`` parts. The history is trimmed to a context budget (oldest
 turns first; images kept only for the latest turns). Retries with backoff on
-429, 5xx, timeouts, unreachable servers and garbage answers; never on other
-4xx. Token usage is recorded per step.
+429, 5xx, timeouts and unreachable servers (infra if they persist). A reply
+with no usable action (garbage, no tool call, too large or too deep: see
+``bounded.py``) is the agent's spent step; another 4xx ends the episode as
+the agent's failure. Token usage is recorded per step. The model sees the
+observations and nothing else: no rewards, checks or progress.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from agentenvs.harness.policies.base import (
     PolicyRequestError,
     StepInput,
 )
+from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module, usage_counts
 from agentenvs.harness.policies.prompts import observation_text, system_prompt
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
 
@@ -134,11 +138,16 @@ class OpenAIPolicy(Policy):
         self.retry = retry or RetryPolicy()
         self.extra_body = extra_body or {}
         self.system_prompt_override = system_prompt_override
+        client_class = openai.DefaultAsyncHttpxClient
+        server = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=os.environ.get(api_key_env) or "EMPTY",
             timeout=request_timeout_sec,
             max_retries=0,
+            http_client=bounded_client(
+                http_module(client_class), server, timeout=request_timeout_sec, client_class=client_class
+            ),
         )
         self._conversations: dict[str, Conversation] = {}
 
@@ -179,8 +188,10 @@ class OpenAIPolicy(Policy):
             turn.append({"role": "tool", "tool_call_id": convo.pending_call_id, "content": text})
             if images:
                 turn.append({"role": "user", "content": _user_content("Screenshot after the action:", images)})
-        else:
+        elif convo.turns:
             convo.turns[-1].append({"role": "user", "content": _user_content(text, images)})
+        else:  # every reply so far was malformed
+            convo.turns.append([{"role": "user", "content": _user_content(text, images)}])
         convo.pending_call_id = None
 
     async def act(self, start: EpisodeStart, step: StepInput) -> Decision:
@@ -190,19 +201,14 @@ class OpenAIPolicy(Policy):
             convo = self._conversations[start.episode_id]
         self._record_observation(convo, step)
         messages = convo.messages(self.context_tokens, self.max_images)
-        response, retries = await call_with_retries(
+        reply, retries = await call_with_retries(
             lambda: self._complete(messages, start.tools), self.retry, f"chat completion at {self.base_url}"
         )
-        message = response.choices[0].message
-        usage = None
-        if response.usage is not None:
-            usage = {
-                "prompt_tokens": int(response.usage.prompt_tokens or 0),
-                "completion_tokens": int(response.usage.completion_tokens or 0),
-                "total_tokens": int(response.usage.total_tokens or 0),
-            }
-        content = message.content or None
-        calls = message.tool_calls or []
+        if not isinstance(reply, Malformed):
+            reply = _read_reply(reply)
+        if isinstance(reply, Malformed):
+            return Decision(action=NO_ACTION, note=f"malformed reply: {reply.reason}", retries=retries)
+        content, calls, usage = reply
         if not calls:
             convo.turns.append([{"role": "assistant", "content": content or ""}])
             return Decision(
@@ -212,31 +218,27 @@ class OpenAIPolicy(Policy):
                 note="the model answered without a tool call",
                 retries=retries,
             )
-        call = calls[0]
-        arguments = call.function.arguments or ""
+        call_id, name, arguments = calls[0]
         convo.turns.append(
             [
                 {
                     "role": "assistant",
                     "content": content,
                     "tool_calls": [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.function.name, "arguments": arguments},
-                        }
+                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
                     ],
                 }
             ]
         )
-        convo.pending_call_id = call.id
+        convo.pending_call_id = call_id
         note = f"ignored {len(calls) - 1} extra tool calls (one action per step)" if len(calls) > 1 else None
-        action = {"name": call.function.name, "arguments": arguments}
+        action = {"name": name, "arguments": arguments}
         return Decision(action=action, usage=usage, message=content, note=note, retries=retries)
 
     async def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        """The server's completion, or ``Malformed``; ``Transient`` for what deserves another try."""
         try:
-            response = await self._client.chat.completions.create(
+            return await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
@@ -251,29 +253,34 @@ class OpenAIPolicy(Policy):
             if exc.status_code >= 500:
                 raise Transient(f"{exc.status_code} server error: {exc.message}") from None
             raise PolicyRequestError(
-                f"the policy server refused the request ({exc.status_code}): {exc.message}"
+                f"the policy server refused the request ({exc.status_code}): {exc.message[:500]}"
             ) from None
         except openai.APITimeoutError:
             raise Transient("the request timed out") from None
         except openai.APIConnectionError as exc:
             raise Transient(f"cannot reach the server: {exc}") from None
-        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, TypeError) as exc:
-            raise Transient(f"the server answered garbage: {exc}") from None
-        if not _well_formed(response):
-            raise Transient(f"the server answered garbage: {str(response)[:200]!r}")
-        return response
+        except BadReply as exc:
+            return Malformed(str(exc))
+        except (openai.APIResponseValidationError, ValueError, TypeError) as exc:
+            return Malformed(f"the server answered garbage: {str(exc)[:300]}")
 
 
-def _well_formed(response: Any) -> bool:
+#: One tool call as the conversation keeps it: (id, function name, arguments as the model wrote them).
+ToolCall = tuple[str, str, Any]
+
+
+def _read_reply(response: Any) -> tuple[str | None, list[ToolCall], dict[str, int] | None] | Malformed:
+    """``(content, tool calls, usage)`` of a completion, or why it is not one."""
     try:
-        choices = response.choices
-        if not isinstance(choices, list) or not choices:
-            return False
-        message = choices[0].message
-        calls = message.tool_calls or []
-        return all(isinstance(c.function.name, str) and c.function.name and isinstance(c.id, str) for c in calls)
-    except AttributeError:
-        return False
+        message = response.choices[0].message
+        content = message.content if isinstance(message.content, str) and message.content else None
+        calls = [(c.id, c.function.name, c.function.arguments or "") for c in message.tool_calls or []]
+        usage = response.usage.model_dump() if response.usage is not None else None
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        return Malformed(f"the server answered garbage ({type(exc).__name__}): {str(response)[:200]}")
+    if not all(isinstance(i, str) and isinstance(n, str) and n for i, n, _ in calls):
+        return Malformed(f"the server answered tool calls without an id or a name: {str(response)[:200]}")
+    return content, calls, usage_counts(usage)
 
 
 def _retry_after(response: Any) -> float | None:
