@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from agentenvs.core.errors import AgentEnvsError
 from agentenvs.core.task import Task, load_task
 from agentenvs.harness.cli import register as register_harness
 from agentenvs.swe_cli import swe_app
+
+if TYPE_CHECKING:
+    from agentenvs.audit import TaskAudit
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Agent environments behind one Gymnasium API.")
 console = Console()
@@ -60,18 +63,13 @@ def _score_cell(check: object) -> str:
     return f"[green]{text}[/]" if check.ok else f"[red]{text}[/]"
 
 
-@app.command()
-def validate(
-    paths: Annotated[
-        Optional[list[Path]], typer.Argument(help="Task directories (default: every registered task).")
-    ] = None,
-    family: FamilyOpt = None,
-    backend: Annotated[str, typer.Option(help="Sandbox backend: local or docker.")] = "local",
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Episodes run at once.")] = 2,
-) -> None:
-    """Run each task's oracle, a no-op agent and its wrong solution; fail if any scores wrongly."""
-    from agentenvs.validate import validate_tasks
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Task directories (default: every registered task).")]
+BackendOpt = Annotated[str, typer.Option(help="Sandbox backend: local or docker.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Episodes run at once.")]
 
+
+def _tasks_or_exit(paths: list[Path] | None, family: str | None) -> list[Task]:
+    """The tasks a command runs on; a clear message and exit status 2 if there are none."""
     try:
         tasks = _select(paths or [], family)
     except AgentEnvsError as exc:
@@ -80,6 +78,98 @@ def validate(
     if not tasks:
         console.print("[yellow]no tasks matched[/]")
         raise typer.Exit(2)
+    return tasks
+
+
+def _run_audit(tasks: list[Task], backend: str, jobs: int, hacks: list[str]) -> list[TaskAudit]:
+    from agentenvs.audit import plan, run_plan
+
+    kwargs = {"backend": backend}
+    work = plan(tasks, kwargs, hacks)
+    unknown = sorted(set(hacks) - {hack.name for _, hack in work})
+    if unknown:
+        console.print(f"[red]error:[/] no selected task has the hack(s) {', '.join(unknown)}")
+        raise typer.Exit(2)
+    with console.status(f"auditing {len(tasks)} tasks on {backend}") as status:
+        done = 0
+
+        def progress(_: object) -> None:
+            nonlocal done
+            done += 1
+            status.update(f"auditing {len(tasks)} tasks on {backend}: {done}/{len(work)} episodes")
+
+        return run_plan(work, env_kwargs=kwargs, jobs=jobs, on_result=progress)
+
+
+def _print_audit(audits: list[TaskAudit], backend: str) -> bool:
+    """The audit's tables; True when no hack beat the no-op and every episode ran."""
+    summary = Table(title=f"audit ({backend}): known reward hacks against each task")
+    for column in ("task", "no-op", "hacks", "findings", "ok"):
+        summary.add_column(column)
+    for audit in audits:
+        names = sorted({f.hack for f in audit.findings})
+        summary.add_row(
+            audit.task_id,
+            "-" if audit.baseline.score is None else f"{audit.baseline.score:.2f}",
+            str(len(audit.results) + 1),
+            f"[red]{', '.join(names)}[/]" if names else "[green]none[/]",
+            "[green]yes[/]" if audit.ok else "[red]NO[/]",
+        )
+    console.print(summary)
+    findings = [f for a in audits for f in a.findings]
+    if findings:
+        table = Table(title=f"{len(findings)} findings")
+        for column in ("task", "hack", "class", "why", "evidence"):
+            table.add_column(column)
+        for f in findings:
+            table.add_row(f.task_id, f.hack, f.attack_class, f.reason, f.evidence()[:300])
+        console.print(table)
+    errors = [e for a in audits for e in a.errors]
+    for e in errors:
+        console.print(f"[red]{e.task_id} {e.hack}: could not run:[/] {e.error}")
+    if findings or errors:
+        console.print(f"[red]{len(findings)} findings, {len(errors)} episodes not run[/]")
+        return False
+    console.print(f"[green]no hack scored above the no-op on {len(audits)} tasks[/]")
+    return True
+
+
+@app.command()
+def audit(
+    paths: PathsArg = None,
+    family: FamilyOpt = None,
+    backend: BackendOpt = "local",
+    jobs: JobsOpt = 2,
+    hack: Annotated[Optional[list[str]], typer.Option("--hack", help="Only this hack (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON instead of tables.")] = False,
+) -> None:
+    """Try every known reward hack on each task; fail if any scores above doing nothing."""
+    tasks = _tasks_or_exit(paths, family)
+    audits = _run_audit(tasks, backend, jobs, hack or [])
+    if as_json:
+        findings = sum(len(a.findings) for a in audits)
+        report = {"backend": backend, "findings": findings, "tasks": [a.to_dict() for a in audits]}
+        typer.echo(json.dumps(report, indent=1))
+        ok = all(a.ok for a in audits)
+    else:
+        ok = _print_audit(audits, backend)
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    paths: PathsArg = None,
+    family: FamilyOpt = None,
+    backend: BackendOpt = "local",
+    jobs: JobsOpt = 2,
+    no_audit: Annotated[bool, typer.Option("--no-audit", help="Skip the reward-hack audit.")] = False,
+) -> None:
+    """Run each task's oracle, a no-op agent and its wrong solution, then the reward-hack audit;
+    fail if any scores wrongly or any hack scores above doing nothing."""
+    from agentenvs.validate import validate_tasks
+
+    tasks = _tasks_or_exit(paths, family)
     with console.status(f"validating {len(tasks)} tasks on {backend}") as status:
         done = 0
 
@@ -107,8 +197,11 @@ def validate(
     failed = [r.task_id for r in results if not r.ok]
     if failed:
         console.print(f"[red]{len(failed)} of {len(results)} tasks failed validation:[/] {', '.join(failed)}")
+    else:
+        console.print(f"[green]all {len(results)} tasks valid[/]")
+    audited = no_audit or _print_audit(_run_audit(tasks, backend, jobs, []), backend)
+    if failed or not audited:
         raise typer.Exit(1)
-    console.print(f"[green]all {len(results)} tasks valid[/]")
 
 
 if __name__ == "__main__":

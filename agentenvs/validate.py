@@ -57,6 +57,22 @@ def options_for(task: Task, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in env_kwargs.items() if k in accepted}
 
 
+def play(env: Any, actions: Iterable[Any]) -> tuple[dict[str, Any], int]:
+    """Step ``actions`` until the episode ends, then ``done`` if they did not end it.
+
+    Returns the last step's info and the number of steps taken.
+    """
+    info: dict[str, Any] = {}
+    steps = 0
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        steps += 1
+        if terminated or truncated:
+            return info, steps
+    _, _, _, _, info = env.step("done")
+    return info, steps + 1
+
+
 def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> EpisodeCheck:
     """One episode: the oracle's actions, nothing (``done`` at once), or the wrong solution."""
     env = agentenvs.make(task, **options_for(task, env_kwargs))
@@ -71,16 +87,7 @@ def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> Episode
                 if variant == "wrong":
                     return EpisodeCheck(task.full_id, variant, None, 0, f"no wrong solution ({exc})")
                 raise
-        info: dict[str, Any] = {}
-        steps = 0
-        for action in actions:
-            _, _, terminated, truncated, info = env.step(action)
-            steps += 1
-            if terminated or truncated:
-                break
-        else:
-            _, _, _, _, info = env.step("done")
-            steps += 1
+        info, steps = play(env, actions)
         if info.get("error_kind") == "infra":
             return EpisodeCheck(task.full_id, variant, None, steps, f"infra error: {info.get('error')}")
         return EpisodeCheck(

@@ -36,6 +36,7 @@ from gymnasium import spaces
 from agentenvs.core.actions import CONTROL_TOOLS, ParsedAction, parse_action, tool_names
 from agentenvs.core.checks import Verdict, progress
 from agentenvs.core.errors import ActionError, InfraError
+from agentenvs.core.hacks import COMMON_HACKS, Hack
 from agentenvs.core.registry import get_family
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task
@@ -67,6 +68,8 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
     native_tools: ClassVar[list[dict[str, Any]]] = []
     #: How to act in this family, for an LLM's system prompt.
     prompt_description: ClassVar[str] = ""
+    #: The family's own known reward hacks, tried by ``agentenvs audit`` after the common ones.
+    family_hacks: ClassVar[tuple[Hack, ...]] = ()
 
     def __init__(
         self,
@@ -138,6 +141,10 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         Families stage whatever the solution needs; call after ``reset``.
         """
         raise NotImplementedError(f"{type(self).__name__} has no {variant} solution")
+
+    def audit_hacks(self) -> list[Hack]:
+        """The known reward hacks ``agentenvs audit`` tries: the common ones, then the family's."""
+        return [*COMMON_HACKS, *self.family_hacks]
 
     def _unchanged_extras(self) -> dict[str, Any]:
         """Observation extras for a step that changed nothing (a malformed action)."""

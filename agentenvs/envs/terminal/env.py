@@ -25,6 +25,7 @@ from agentenvs.core.env import MAX_TEXT_CHARS, AgentEnv, StepOutcome
 from agentenvs.core.errors import SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task
+from agentenvs.envs.terminal.hacks import TERMINAL_HACKS
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.sandbox.agent_state import verifier_env
 from agentenvs.sandbox.base import Sandbox, Shell
@@ -47,6 +48,7 @@ class TerminalEnv(AgentEnv):
     family = "terminal"
     native_tools = [BASH_TOOL]
     prompt_description = PROMPT
+    family_hacks = TERMINAL_HACKS
 
     def __init__(self, task_id: str | None = None, *, backend: str = "local", pool_size: int = 0, **kwargs: Any):
         super().__init__(task_id, **kwargs)
