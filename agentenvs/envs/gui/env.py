@@ -21,10 +21,12 @@ from agentenvs.core.actions import ParsedAction
 from agentenvs.core.checks import Verdict
 from agentenvs.core.env import AgentEnv, StepOutcome
 from agentenvs.core.errors import ActionError, SandboxError, TaskFormatError
+from agentenvs.core.hacks import Hack
 from agentenvs.core.task import CheckSpec, Task
 from agentenvs.envs.gui import actions, observe
 from agentenvs.envs.gui.client import DaemonError
 from agentenvs.envs.gui.desktop import Desktop
+from agentenvs.envs.gui.hacks import GUI_HACKS
 from agentenvs.envs.gui.osworld_task import OSWorldTask, placeholders
 from agentenvs.sandbox.checks import run_checks
 
@@ -41,6 +43,7 @@ class GuiEnv(AgentEnv):
     family = "gui"
     native_tools = [actions.PYAUTOGUI_TOOL, actions.COMPUTER_TOOL, actions.COMPUTER_13_TOOL]
     prompt_description = PROMPT
+    family_hacks = GUI_HACKS
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
@@ -79,6 +82,12 @@ class GuiEnv(AgentEnv):
         if task.path is None:
             raise TaskFormatError(task.full_id, "a gui task is a directory holding its OSWorld JSON")
         return OSWorldTask(task.path / name, task.dir("assets"))
+
+    def audit_hacks(self) -> list[Hack]:
+        """The common hacks and the desktop's; on an infeasible task ``fail`` is the right answer, not a hack."""
+        task = self._task or self._default_task
+        infeasible = task is not None and self._osworld_task(task).infeasible
+        return [h for h in super().audit_hacks() if not (infeasible and h.name == "fail")]
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         self._osworld = self._osworld_task(task)

@@ -91,11 +91,11 @@ class OSWorldTask:
                     found.append(f"asset for {file['url']}")
         if self.infeasible:
             return found
-        for func in _listed(self.evaluator.get("func")):
+        for func in listed(self.evaluator.get("func")):
             if func not in METRICS:
                 found.append(f"metric {func!r}")
         for key in ("result", "expected"):
-            for getter in _listed(self.evaluator.get(key)):
+            for getter in listed(self.evaluator.get(key)):
                 if getter and getter.get("type") not in GETTERS:
                     found.append(f"getter {getter.get('type')!r}")
                 elif (
@@ -143,8 +143,8 @@ class OSWorldTask:
     def check_args(self) -> dict[str, Any]:
         """The ``osworld`` checker's arguments: metrics with their getters reduced to data refs."""
         ev = self.evaluator
-        funcs = _listed(ev["func"])
-        results, expecteds = _listed(ev.get("result")), _listed(ev.get("expected"))
+        funcs = listed(ev["func"])
+        results, expecteds = listed(ev.get("result")), listed(ev.get("expected"))
         options = ev.get("options", {})
         options = options if isinstance(options, list) else [options] * len(funcs)
         metrics = []
@@ -166,7 +166,7 @@ class OSWorldTask:
         return {"value": getter.get("rules")}
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
     if value is None:
         return []
     return value if isinstance(value, list) else [value]

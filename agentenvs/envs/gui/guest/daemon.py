@@ -3,16 +3,17 @@
 Runs inside the desktop as its user (``python3 daemon.py --socket PATH``).
 Protocol: one JSON request per line; each reply is a JSON header line whose
 ``size`` says how many payload bytes (a raw BGRA frame, a tree) follow.
-Agent code (pyautogui strings) runs in a forked child with its own X
-connection, so it starts in about a millisecond, cannot wedge the daemon,
-and is killed at its deadline. Nothing this daemon says is trusted for the
-final score: the agent's code runs as the same user and can rewrite it.
+Agent code (pyautogui strings) runs in the ``actor`` user's fork server
+(``actor.py``): a forked child per action with its own X connection, so it
+starts in about a millisecond, cannot wedge the daemon, is killed at its
+deadline, and cannot write the desktop user's files behind the apps.
+Nothing this daemon says is trusted for the final score: through the GUI
+(a terminal, sudo with the client password) the agent can still reach it.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shlex
@@ -22,15 +23,13 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import zlib
-from contextlib import redirect_stdout
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import inputs  # noqa: E402
+from runner import Actor  # noqa: E402
 from session import Session  # noqa: E402
 
 APPS = {
@@ -46,7 +45,8 @@ class Daemon:
         self.session = session
         self.lock = threading.Lock()
         self.local = threading.local()
-        self.pyautogui = inputs.load()
+        self.actor = Actor(session.display)
+        self.actor.ensure()
 
     # -- screen --------------------------------------------------------------
     def _grab(self) -> bytes:
@@ -78,58 +78,10 @@ class Daemon:
 
     # -- input ---------------------------------------------------------------
     def op_execute(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        """Run agent code in a forked child: ``pyautogui`` and ``time`` are imported for it."""
+        """Run agent code as the ``actor`` user (``actor.py``); an action that kills its runner is its own error."""
         code, timeout = str(req["code"]), float(req.get("timeout", 30.0))
         with self.lock:
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: never returns
-                os.close(read)
-                self._child(code, write)
-            os.close(write)
-            out = self._read_child(read, pid, timeout)
-        return out, b""
-
-    def _child(self, code: str, fd: int) -> None:
-        status: dict[str, Any] = {"error": None}
-        buf = io.StringIO()
-        try:
-            os.setsid()
-            inputs.reconnect(self.pyautogui)
-            namespace = {"pyautogui": self.pyautogui, "time": time, "__name__": "__action__"}
-            with redirect_stdout(buf):
-                exec(compile(code, "<action>", "exec"), namespace)
-            self.pyautogui._pyautogui_x11._display.sync()
-        except BaseException:
-            status["error"] = traceback.format_exc(limit=3)[-2000:]
-        status["output"] = buf.getvalue()[-MAX_CODE_OUTPUT:]
-        try:
-            os.write(fd, json.dumps(status).encode())
-        finally:
-            os._exit(0)
-
-    def _read_child(self, fd: int, pid: int, timeout: float) -> dict[str, Any]:
-        import select
-
-        deadline = time.monotonic() + timeout
-        data = b""
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                _kill_group(pid)
-                os.close(fd)
-                os.waitpid(pid, 0)
-                return {"error": f"the action ran past its {timeout:g}s limit and was stopped", "timed_out": True}
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-        os.close(fd)
-        os.waitpid(pid, 0)
-        try:
-            return json.loads(data)
-        except ValueError:
-            return {"error": "the action ended its process before finishing"}
+            return self.actor.run(code, timeout), b""
 
     # -- accessibility -------------------------------------------------------
     def op_a11y(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -250,13 +202,6 @@ def _command(req: dict[str, Any]) -> tuple[list[str] | str, bool]:
     if isinstance(command, str) and not shell:
         return shlex.split(command), False
     return command, shell
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class Handler(socketserver.StreamRequestHandler):
