@@ -1,7 +1,8 @@
 """``GuiEnv``: OSWorld-style desktop tasks on a real X desktop in a container, no VM.
 
 A reset starts a fresh desktop (its own container: fresh home and app
-profiles) and runs the task's OSWorld config steps through the daemon. A
+profiles) and runs the task's OSWorld config steps through the daemon; with
+``pool_size`` it takes one that was prepared so while the last episode ran. A
 step runs the action in the daemon and waits for the screen to settle.
 The final score never comes from the desktop: after OSWorld's postconfig
 (e.g. Ctrl+S), every process in the container is killed, and the trusted
@@ -28,6 +29,7 @@ from agentenvs.envs.gui.client import DaemonError
 from agentenvs.envs.gui.desktop import Desktop
 from agentenvs.envs.gui.hacks import GUI_HACKS
 from agentenvs.envs.gui.osworld_task import OSWorldTask, placeholders
+from agentenvs.envs.gui.pool import WarmPool
 from agentenvs.sandbox.checks import run_checks
 
 PROMPT = (
@@ -55,6 +57,7 @@ class GuiEnv(AgentEnv):
         observation_type: str = "screenshot_a11y_tree",
         a11y_timeout: float = 5.0,
         settle_timeout: float = 3.0,
+        pool_size: int = 0,
         **kwargs: Any,
     ):
         if observation_type not in observe.OBSERVATION_TYPES:
@@ -65,6 +68,7 @@ class GuiEnv(AgentEnv):
         self.observation_type = observation_type
         self.a11y_timeout, self.settle_timeout = a11y_timeout, settle_timeout
         self._desktop: Desktop | None = None
+        self._pool = WarmPool(pool_size)
         self._osworld: OSWorldTask | None = None
         self._frame = np.zeros((self.height, self.width, 3), dtype=np.uint8)
 
@@ -90,12 +94,20 @@ class GuiEnv(AgentEnv):
         return [h for h in super().audit_hacks() if not (infeasible and h.name == "fail")]
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
-        self._osworld = self._osworld_task(task)
+        osworld = self._osworld = self._osworld_task(task)
         self._close_desktop()
-        self._desktop = Desktop(self.backend, width=self.width, height=self.height)
-        table = placeholders(self.width, self.height)
-        self._osworld.run_steps(self.desktop.client, self._osworld.data.get("config", []), table)
+        self._desktop = self._pool.take(task.full_id, lambda: self._fresh_desktop(osworld))
         return self._observe(settle_timeout=10.0)
+
+    def _fresh_desktop(self, osworld: OSWorldTask) -> Desktop:
+        """A new container's desktop with the task's config steps run (the pool may do this ahead of time)."""
+        desktop = Desktop(self.backend, width=self.width, height=self.height)
+        try:
+            osworld.run_steps(desktop.client, osworld.data.get("config", []), placeholders(self.width, self.height))
+        except BaseException:
+            desktop.close()
+            raise
+        return desktop
 
     def _observe(self, settle_timeout: float | None = None, note: str = "") -> StepOutcome:
         client = self.desktop.client
@@ -203,7 +215,7 @@ class GuiEnv(AgentEnv):
 
     def _close_desktop(self) -> None:
         if self._desktop is not None:
-            self._desktop.close()
+            self._pool.discard(self._desktop)
             self._desktop = None
 
     def _end(self) -> None:
@@ -211,3 +223,4 @@ class GuiEnv(AgentEnv):
 
     def _release(self) -> None:
         self._close_desktop()
+        self._pool.close()
