@@ -2,8 +2,9 @@
 
 The env turns a task's ``evaluator`` into ``osworld`` check arguments: each
 metric with its ``result`` and ``expected`` already reduced to data refs
-(``{"file": path}`` read beneath the state root, ``{"data_b64": ...}`` from
-the task, ``{"value": ...}`` for rules and command output), so no getter runs
+(``{"file": path}`` read beneath the state root, ``{"listdir": path}`` its
+names, ``{"list": [...]}`` several, ``{"data_b64": ...}`` from the task,
+``{"value": ...}`` for rules), so no getter runs
 code in the agent's desktop here. A missing file scores 0 (OSWorld's
 FileNotFoundError rule). Metrics keep OSWorld's names, arguments and scores.
 """
@@ -15,6 +16,7 @@ import csv
 import difflib
 import io
 import json
+import re
 from typing import Any, Callable
 
 from evaluators import _state
@@ -77,6 +79,28 @@ def match_in_list(result: Any, rules: dict[str, Any]) -> float:
 def file_contains(result: Any, config: dict[str, Any]) -> float:
     text = _text(result)
     return float(all(s in text for s in config["expected"]))
+
+
+def _matches(pattern: dict[str, Any], row: dict[str, Any]) -> bool:
+    return all(k in row and row[k] == v for k, v in pattern.items())
+
+
+@metric
+def check_csv(result: Any, rules: dict[str, Any], **options: Any) -> float:
+    """Every ``expect`` record matches some row (by the keys it names), no ``unexpect`` record matches any."""
+    rows = list(csv.DictReader(io.StringIO(_text(result))))
+    expect, unexpect = rules.get("expect", []), rules.get("unexpect", [])
+    found = all(any(_matches(p, r) for r in rows) for p in expect)
+    return float(found and not any(_matches(p, r) for p in unexpect for r in rows))
+
+
+@metric
+def check_list(result: Any, rules: dict[str, Any]) -> float:
+    """Every ``expect`` regex matches some line, no ``unexpect`` regex matches any (a list result is its lines)."""
+    lines = [str(x) for x in result] if isinstance(result, list) else _text(result).splitlines()
+    expect, unexpect = rules.get("expect", []), rules.get("unexpect", [])
+    found = all(any(re.search(p, line) for line in lines) for p in expect)
+    return float(found and not any(re.search(p, line) for p in unexpect for line in lines))
 
 
 def _lines(value: Any, ignore_blanks: bool, ignore_case: bool) -> str:
@@ -248,9 +272,16 @@ def _resolve(ref: Any) -> Any:
             return None
     if "data_b64" in ref:
         return base64.b64decode(ref["data_b64"])
+    if "listdir" in ref:
+        try:
+            return sorted(_state.listdir(ref["listdir"]))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    if "list" in ref:
+        return [_resolve(item) for item in ref["list"]]
     if "value" in ref:
         return ref["value"]
-    raise ArgumentError(f"a getter ref needs file, data_b64 or value, got {sorted(ref)}")
+    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64 or value, got {sorted(ref)}")
 
 
 @check("osworld")

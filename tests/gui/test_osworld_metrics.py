@@ -58,3 +58,19 @@ def test_compare_table_rules_on_a_generated_workbook(tmp_path):
 def test_unknown_metric_is_an_argument_error_not_a_zero():
     with pytest.raises(ArgumentError, match="no_such_metric"):
         run_check("osworld", {"metrics": [{"func": "no_such_metric", "result": {"value": 1}}]})
+
+
+def test_check_csv_and_check_list_and_a_directory_listing(tmp_path):
+    (tmp_path / "r.csv").write_text("name,qty\napple,3\npear,0\n")
+    csv_ref = {"file": str(tmp_path / "r.csv")}
+    rules = {"expect": [{"name": "apple", "qty": "3"}], "unexpect": [{"qty": "7"}]}
+    item = {"func": "check_csv", "result": csv_ref, "expected": {"value": rules}}
+    assert run_check("osworld", {"metrics": [item]})["score"] == 1.0
+    rules["unexpect"] = [{"name": "pear"}]
+    assert run_check("osworld", {"metrics": [item]})["score"] == 0.0
+    listing = {"func": "check_list", "result": {"listdir": str(tmp_path)}, "expected": {"value": {"expect": [r"^r\.csv$"]}}}  # fmt: skip
+    assert run_check("osworld", {"metrics": [listing]})["score"] == 1.0
+    listing["expected"] = {"value": {"expect": [r"\.csv$"], "unexpect": [r"^r\."]}}
+    assert run_check("osworld", {"metrics": [listing]})["score"] == 0.0
+    listing["result"] = {"listdir": str(tmp_path / "missing")}
+    assert run_check("osworld", {"metrics": [listing]})["score"] == 0.0

@@ -3,8 +3,9 @@
 Config steps run through the desktop's daemon before the agent acts (the
 desktop is still ours then). The evaluator becomes ``osworld`` check
 arguments whose getters are data refs, read by the trusted checker after
-every agent process is gone: ``vm_file`` a path in the desktop, ``cloud_file``
-and ``cache_file`` the task's asset bytes (never the network), ``rule`` the
+every agent process is gone: ``vm_file`` a path in the desktop (``multi``
+with ``gives``), ``list_directory`` a directory's names, ``cloud_file`` and
+``cache_file`` the task's asset bytes (never the network), ``rule`` the
 literal. Anything else is refused when the task loads, naming what.
 """
 
@@ -16,15 +17,16 @@ import posixpath
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from agentenvs.core.errors import TaskFormatError
+from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.envs.gui.client import DaemonClient
 
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
-GETTERS = {"vm_file", "cloud_file", "cache_file", "rule"}
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory"}
+ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
 
 
@@ -56,19 +58,53 @@ def home_path(path: str) -> str:
     return path if path.startswith("/") else posixpath.join(HOME, path)
 
 
+def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
+    """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
+    from evaluators.osworld import METRICS
+
+    evaluator = data.get("evaluator", {})
+    found: list[str] = []
+
+    def need(url: str) -> None:
+        try:
+            if assets.resolve(url) is None:
+                found.append(f"asset for {url}")
+        except TaskFormatError as exc:
+            found.append(f"asset ambiguous: {exc}")
+
+    for step in [*data.get("config", []), *evaluator.get("postconfig", [])]:
+        if step.get("type") not in CONFIG_TYPES:
+            found.append(f"config type {step.get('type')!r}")
+        for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
+            need(file["url"])
+    if evaluator.get("func") == "infeasible":
+        return found
+    for func in listed(evaluator.get("func")):
+        if func not in METRICS:
+            found.append(f"metric {func!r}")
+    for key in ("result", "expected"):
+        for getter in listed(evaluator.get(key)):
+            if getter and getter.get("type") not in GETTERS:
+                found.append(f"getter {getter.get('type')!r}")
+            elif getter and getter.get("type") in ASSET_GETTERS:
+                for url in listed(getter["path"]):
+                    need(url)
+    return found
+
+
 class OSWorldTask:
-    """One task JSON plus the directory its downloads are resolved in (by URL file name)."""
+    """One task JSON plus the assets tree its URLs are resolved in (``AssetIndex``)."""
 
     def __init__(self, path: Path, assets: Path | None):
         self.path = path
-        self.assets = assets
+        self.assets = AssetIndex(assets)
         try:
             self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise TaskFormatError(str(path), f"not readable OSWorld task JSON: {exc}") from None
-        problems = self.unsupported()
-        if problems:
-            raise TaskFormatError(str(path), "unsupported: " + "; ".join(problems))
+        found = problems(self.data, self.assets)
+        if found:
+            raise TaskFormatError(str(path), "unsupported: " + "; ".join(found))
 
     @property
     def evaluator(self) -> dict[str, Any]:
@@ -78,40 +114,10 @@ class OSWorldTask:
     def infeasible(self) -> bool:
         return self.evaluator.get("func") == "infeasible"
 
-    def unsupported(self) -> list[str]:
-        """Every config type, getter or missing asset this task needs that we lack."""
-        from evaluators.osworld import METRICS
-
-        found = []
-        for step in [*self.data.get("config", []), *self.evaluator.get("postconfig", [])]:
-            if step.get("type") not in CONFIG_TYPES:
-                found.append(f"config type {step.get('type')!r}")
-            for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
-                if self._asset(file["url"]) is None:
-                    found.append(f"asset for {file['url']}")
-        if self.infeasible:
-            return found
-        for func in listed(self.evaluator.get("func")):
-            if func not in METRICS:
-                found.append(f"metric {func!r}")
-        for key in ("result", "expected"):
-            for getter in listed(self.evaluator.get(key)):
-                if getter and getter.get("type") not in GETTERS:
-                    found.append(f"getter {getter.get('type')!r}")
-                elif (
-                    getter
-                    and getter.get("type") in ("cloud_file", "cache_file")
-                    and self._asset(getter["path"]) is None
-                ):
-                    found.append(f"asset for {getter['path']}")
+    def _asset(self, url: str) -> Path:
+        found = self.assets.resolve(url)
+        assert found is not None  # checked at load
         return found
-
-    def _asset(self, url: str) -> Path | None:
-        if self.assets is None:
-            return None
-        name = unquote(posixpath.basename(urlparse(url).path))
-        candidate = self.assets / name
-        return candidate if name and candidate.is_file() else None
 
     # -- running steps --------------------------------------------------------------
 
@@ -121,9 +127,7 @@ class OSWorldTask:
             kind = step["type"]
             if kind == "download":
                 for file in params["files"]:
-                    asset = self._asset(file["url"])
-                    assert asset is not None  # checked at load
-                    data = base64.b64encode(asset.read_bytes()).decode()
+                    data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
                     client.call("write", path=home_path(file["path"]), data_b64=data)
             elif kind == "open":
                 client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
@@ -157,12 +161,16 @@ class OSWorldTask:
 
     def _ref(self, getter: dict[str, Any]) -> dict[str, Any]:
         kind = getter["type"]
+        if kind in ("vm_file", *ASSET_GETTERS) and getter.get("multi"):
+            refs = [self._ref({**getter, "multi": False, "path": p}) for p in getter["path"]]
+            gives = getter.get("gives", [0])
+            return {"list": [refs[i] for i in gives]} if len(gives) > 1 else refs[gives[0]]
         if kind == "vm_file":
             return {"file": home_path(getter["path"])}
-        if kind in ("cloud_file", "cache_file"):
-            asset = self._asset(getter["path"])
-            assert asset is not None
-            return {"data_b64": base64.b64encode(asset.read_bytes()).decode()}
+        if kind == "list_directory":
+            return {"listdir": home_path(getter["path"])}
+        if kind in ASSET_GETTERS:
+            return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
 
 
