@@ -73,6 +73,13 @@ def main() -> None:
     (todo / "todo_gold.txt").write_text("buy milk\ncall bob\nfix <div> & <span> tags\n")
     items = [["Item", "Cost"], ["Rent", 55], ["Food", 25], ["Bus", 12], ["Phone", 8], ["Total", None]]
     write_xlsx(ROOT / "calc-sum-total" / "assets" / "budget.xlsx", items, sheet="Budget")
+    orders = [["Item", "Qty", "Price", "Total"], ["Pens", 3, 2], ["Paper", 2, 5], ["Ink", 4, 7]]
+    write_xlsx(ROOT / "calc-line-totals" / "assets" / "orders.xlsx", orders, sheet="Orders")
+    downloads = ROOT / "terminal-organize-downloads" / "assets"
+    downloads.mkdir(parents=True, exist_ok=True)
+    (downloads / "q1.csv").write_text("month,sales\njan,10\n")
+    (downloads / "q2.csv").write_text("month,sales\napr,12\n")
+    (downloads / "notes.txt").write_text("keep me here\n")
 
 
 if __name__ == "__main__":

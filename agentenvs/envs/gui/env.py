@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from gymnasium import spaces
 from agentenvs.core.actions import ParsedAction
 from agentenvs.core.checks import Verdict
 from agentenvs.core.env import AgentEnv, StepOutcome
-from agentenvs.core.errors import ActionError, SandboxError, TaskFormatError
+from agentenvs.core.errors import ActionError, AgentFault, SandboxError, TaskFormatError
 from agentenvs.core.hacks import Hack
 from agentenvs.core.task import CheckSpec, Task
 from agentenvs.envs.gui import actions, observe
@@ -37,6 +38,8 @@ PROMPT = (
     "(pyautogui is imported), OSWorld computer_13 JSON actions, or the computer tool. Say WAIT to wait, "
     "DONE when the task is finished, FAIL if it cannot be done."
 )
+
+WAIT_SECONDS = 1.0
 
 
 class GuiEnv(AgentEnv):
@@ -116,9 +119,11 @@ class GuiEnv(AgentEnv):
         image = observe.frame_to_rgb(frame, self.width, self.height)
         text = ""
         if mode != "screenshot":
-            _, xml = client.call("a11y", deadline=self.a11y_timeout + 10, timeout=self.a11y_timeout)
+            walk, xml = client.call("a11y", deadline=self.a11y_timeout + 10, timeout=self.a11y_timeout)
             found = observe.nodes(xml.decode("utf-8", "replace"), self.width, self.height)
             text = observe.linearize(found, numbered=mode == "som")
+            if walk.get("error"):  # a blocked or broken walk costs a bounded wait and is said, never a hang
+                text = f"(accessibility tree unavailable: {str(walk['error'])[-300:]})\n{text}"
             if mode == "som":
                 image = observe.draw_marks(image, found)
         if mode == "a11y_tree":
@@ -133,8 +138,23 @@ class GuiEnv(AgentEnv):
         return super().step(action)
 
     def _act(self, action: ParsedAction) -> StepOutcome:
+        """One action; a daemon that died or hung while its container lives is the agent's doing.
+
+        Through the GUI the agent has a terminal as the daemon's user (and sudo), so only its
+        processes can kill or freeze the daemon or the display; calling that infra would let it
+        turn any failing episode into an unscored one. A container gone from outside is infra.
+        """
+        try:
+            return self._act_on_desktop(action)
+        except DaemonError as exc:
+            if self.desktop.sandbox.alive():
+                raise AgentFault(f"the desktop stopped answering while its container runs: {exc}") from exc
+            raise
+
+    def _act_on_desktop(self, action: ParsedAction) -> StepOutcome:
         code = self._code(action)
-        if code is None:
+        if code is None:  # WAIT: the agent expects a busy app; an unchanged screen may only mean it has not drawn yet
+            time.sleep(WAIT_SECONDS)
             return self._observe(settle_timeout=max(self.settle_timeout, 2.0))
         limits = self._task.config.limits if self._task else None
         timeout = limits.step_timeout_sec if limits else 30.0
