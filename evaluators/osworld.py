@@ -284,6 +284,16 @@ def _resolve(ref: Any) -> Any:
     raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64 or value, got {sorted(ref)}")
 
 
+@check("docx_contains")
+def docx_contains(path: str, text: str) -> Result:
+    """A saved DOCX's body text contains ``text`` (a dense check: the file is zipped XML, not text)."""
+    try:
+        body = " ".join(read_docx(_state.read_bytes(path)))
+    except (FileNotFoundError, NotADirectoryError, _state.NotRegular, OfficeError, KeyError):
+        return result(False, f"{path}: no readable DOCX")
+    return result(text in body, f"{text!r} {'in' if text in body else 'not in'} {path}")
+
+
 @check("osworld")
 def osworld(metrics: list, conj: str = "and") -> Result:
     """OSWorld's score: ``and`` stops at the first 0 else averages; ``or`` stops at the first 1 else takes the max."""

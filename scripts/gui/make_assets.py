@@ -66,6 +66,37 @@ def write_xlsx(path: Path, rows: list[list[object]], sheet: str = "Sheet1") -> N
             z.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)
 
 
+_DOCX_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>'
+    "</Types>"
+)
+_DOCX_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>'
+    "</Relationships>"
+)
+
+
+def write_docx(path: Path, paragraphs: list[str]) -> None:
+    """The smallest DOCX Writer opens: one body of plain paragraphs."""
+    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{escape(p)}</w:t></w:r></w:p>' for p in paragraphs)
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        f"<w:body>{body}</w:body></w:document>"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in (
+            ("[Content_Types].xml", _DOCX_TYPES),
+            ("_rels/.rels", _DOCX_RELS),
+            ("word/document.xml", xml),
+        ):
+            z.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)
+
+
 def main() -> None:
     todo = ROOT / "mousepad-append-line" / "assets"
     todo.mkdir(parents=True, exist_ok=True)
@@ -80,6 +111,9 @@ def main() -> None:
     (downloads / "q1.csv").write_text("month,sales\njan,10\n")
     (downloads / "q2.csv").write_text("month,sales\napr,12\n")
     (downloads / "notes.txt").write_text("keep me here\n")
+    memo = ["Quarterly memo", "Sales grew in every region.", "Costs stayed flat."]
+    write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo.docx", memo)
+    write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo_gold.docx", [*memo, "Approved by the board."])
 
 
 if __name__ == "__main__":

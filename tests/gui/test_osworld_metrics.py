@@ -74,3 +74,11 @@ def test_check_csv_and_check_list_and_a_directory_listing(tmp_path):
     assert run_check("osworld", {"metrics": [listing]})["score"] == 0.0
     listing["result"] = {"listdir": str(tmp_path / "missing")}
     assert run_check("osworld", {"metrics": [listing]})["score"] == 0.0
+
+
+def test_docx_contains_reads_the_zipped_body(tmp_path):
+    make_assets.write_docx(tmp_path / "m.docx", ["Title", "Approved by the board."])
+    assert run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "by the board"})["passed"]
+    assert not run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "bored"})["passed"]
+    (tmp_path / "t.docx").write_text("Approved by the board.")  # not a DOCX: never a pass
+    assert not run_check("docx_contains", {"path": str(tmp_path / "t.docx"), "text": "board"})["passed"]
