@@ -228,6 +228,16 @@ class GuiEnv(AgentEnv):
             text = text.replace(key, value)
         return json.loads(text)
 
+    @property
+    def frame(self) -> np.ndarray:
+        """The last observed screen (black in ``a11y_tree`` mode, as the agent saw it)."""
+        return self._frame
+
+    @property
+    def running(self) -> bool:
+        """An episode is under way: reset, and not yet ended by the agent, a limit or an error."""
+        return self._task is not None and not self._ended
+
     def render(self) -> Any:
         if self.render_mode == "rgb_array":
             return self._frame.copy()
