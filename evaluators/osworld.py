@@ -202,6 +202,10 @@ def _pick(index: Any, result_sheets: list, expected_sheets: list) -> tuple | Non
     return _sheet(side, index)
 
 
+#: ``compare_table`` rule types this checker implements; a task using another is refused at import.
+TABLE_RULES = ("sheet_data", "sheet_print", "sheet_fuzzy", "check_cell")
+
+
 @metric
 def compare_table(result: Any, expected: Any = None, **options: Any) -> float:
     if result is None:

@@ -48,8 +48,28 @@ EDIT = task(
         ],  # fmt: skip
     },
 )
+COMMAND = task(
+    "t7-command",
+    instruction="A terminal is open. Use it to create the folder ~/Desktop/done.",
+    config=[
+        {"type": "launch", "parameters": {"command": "gnome-terminal --maximize", "shell": True}},
+        {"type": "sleep", "parameters": {"seconds": 1}},
+    ],  # fmt: skip
+    evaluator={
+        "func": ["check_include_exclude", "check_include_exclude"],
+        "result": [
+            {"type": "vm_command_line", "command": "ls -d ~/Desktop/done && echo FOUND-$((6*7))", "shell": True},
+            {"type": "vm_command_error", "command": ["ls", "/home/user/Desktop/done/missing"]},
+        ],  # fmt: skip
+        "expected": [
+            {"type": "rule", "rules": {"include": ["FOUND-42"], "exclude": []}},
+            {"type": "rule", "rules": {"include": ["No such file"], "exclude": []}},
+        ],  # fmt: skip
+    },
+)
 TREE = {
     "os/t1-edit.json": EDIT,
+    "os/t7-command.json": COMMAND,
     "os/t2-name.json": task(
         "t2-name",
         config=[download("https://c.example.invalid/x/report%231.csv", "r.csv")],
@@ -119,12 +139,16 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "6 tasks: 2 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "7 tasks: 3 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
     assert "metric 'compare_pdfs'" in result.output and "app 'gimp'" in result.output
-    assert sorted(p.name for p in out.iterdir()) == ["osworld-os-t1-edit", "osworld-os-t2-name"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "osworld-os-t1-edit",
+        "osworld-os-t2-name",
+        "osworld-os-t7-command",
+    ]
     written = out / "osworld-os-t1-edit"
     assert json.loads((written / "task.json").read_text()) == EDIT  # verbatim
     assert (written / "assets/b.example.invalid/gold/notes.txt").read_text() == "first\nhello world\n"
@@ -144,6 +168,25 @@ def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree,
         actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
         info: dict = {}
         for action in actions if variant == "scripted" else ["DONE"]:
+            *_, info = env.step(action)
+        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+    finally:
+        env.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant):
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t7-command"), screen_size=(800, 600))
+    try:
+        env.reset(seed=0)
+        click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+        typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
+        info: dict = {}
+        for action in [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]:
             *_, info = env.step(action)
         assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
     finally:

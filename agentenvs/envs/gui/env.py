@@ -27,9 +27,9 @@ from agentenvs.core.hacks import Hack
 from agentenvs.core.task import CheckSpec, Task
 from agentenvs.envs.gui import actions, observe
 from agentenvs.envs.gui.client import DaemonError
-from agentenvs.envs.gui.desktop import Desktop
+from agentenvs.envs.gui.desktop import HOME, USER, Desktop
 from agentenvs.envs.gui.hacks import GUI_HACKS
-from agentenvs.envs.gui.osworld_task import OSWorldTask, placeholders
+from agentenvs.envs.gui.osworld_task import OSWorldTask, needs_commands, placeholders, run_commands
 from agentenvs.envs.gui.pool import WarmPool
 from agentenvs.sandbox.checks import run_checks
 
@@ -205,13 +205,27 @@ class GuiEnv(AgentEnv):
             self._osworld.run_steps(self.desktop.client, self._osworld.evaluator.get("postconfig", []), table)
         except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
             note = f"postconfig did not run: {exc}"
+        args = self._osworld.check_args()
+        if needs_commands(args):
+            return self._verify_sealed(args, note)
         self.desktop.sandbox.kill_all()
-        spec = CheckSpec(check="osworld", args=self._osworld.check_args())
-        [outcome] = run_checks(self.desktop.sandbox, [spec], timeout=60)
-        if outcome.detail.startswith("checks could not run"):
-            raise SandboxError(outcome.detail)
-        detail = f"{outcome.detail}; {note}" if note else outcome.detail
-        return Verdict(score=outcome.score, success=outcome.score >= 1.0, detail=detail)
+        [outcome] = run_checks(self.desktop.sandbox, [CheckSpec(check="osworld", args=args)], timeout=60)
+        return _verdict(outcome, note)
+
+    def _verify_sealed(self, args: dict[str, Any], note: str) -> Verdict:
+        """Command getters run in a sealed verifier container (the agent's files, none of its processes or tools)."""
+        verifier = self.desktop.sandbox.seal()
+        try:
+
+            def run(command: str | list[str]) -> tuple[str, str]:
+                done = verifier.exec(command, timeout=60, user=USER, env={"HOME": HOME, "USER": USER})
+                return done.stdout, done.stderr
+
+            run_commands(args, run, placeholders(self.width, self.height))
+            [outcome] = run_checks(verifier, [CheckSpec(check="osworld", args=args)], timeout=60)
+        finally:
+            verifier.close()
+        return _verdict(outcome, note)
 
     def _state_hash(self) -> str:
         return hashlib.sha256(self._frame.tobytes()).hexdigest()
@@ -254,3 +268,11 @@ class GuiEnv(AgentEnv):
     def _release(self) -> None:
         self._close_desktop()
         self._pool.close()
+
+
+def _verdict(outcome: Any, note: str) -> Verdict:
+    """The checker's outcome as the episode's verdict; a checker that could not run is infra."""
+    if outcome.detail.startswith("checks could not run"):
+        raise SandboxError(outcome.detail)
+    detail = f"{outcome.detail}; {note}" if note else outcome.detail
+    return Verdict(score=outcome.score, success=outcome.score >= 1.0, detail=detail)

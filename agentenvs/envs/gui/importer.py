@@ -118,16 +118,21 @@ def import_tree(src: Path, out: Path | None, assets_dir: Path | None) -> list[Sc
 
 
 def coverage(scans: list[Scan]) -> str:
-    """The ``--check`` report: counts by status and by the reason that stops a task."""
+    """The ``--check`` report: counts by status, per domain, and the reasons, the asset URLs last."""
+    statuses: tuple[Status, ...] = ("imported", "assets", "network", "unsupported")
     by_status = Counter(s.status for s in scans)
-    lines = [f"{len(scans)} tasks: " + ", ".join(f"{by_status[k]} {k}" for k in Status.__args__)]  # type: ignore[attr-defined]
+    lines = [f"{len(scans)} tasks: " + ", ".join(f"{by_status[k]} {k}" for k in statuses)]
+    lines.append(f"{'domain':<22}" + "".join(f"{k:>12}" for k in statuses))
+    for domain in sorted({s.domain for s in scans}):
+        counts = Counter(s.status for s in scans if s.domain == domain)
+        lines.append(f"{domain:<22}" + "".join(f"{counts[k]:>12}" for k in statuses))
     for status, title in (
-        ("assets", "lack only assets"),
-        ("network", "need the network"),
         ("unsupported", "stopped by"),
+        ("network", "need the network"),
+        ("assets", "lack only assets"),
     ):
         reasons = Counter(r for s in scans if s.status == status for r in s.reasons)
         if reasons:
-            lines.append(f"{title}:")
+            lines.append(f"{title} (tasks per reason):")
             lines += [f"  {n:4d}  {reason}" for reason, n in reasons.most_common()]
     return "\n".join(lines)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import base64
 import json
 import posixpath
+import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ from agentenvs.envs.gui.client import DaemonClient
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
-GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory"}
+COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", *COMMAND_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
 
@@ -60,7 +63,7 @@ def home_path(path: str) -> str:
 
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
-    from evaluators.osworld import METRICS
+    from evaluators.osworld import METRICS, TABLE_RULES
 
     evaluator = data.get("evaluator", {})
     found: list[str] = []
@@ -79,9 +82,15 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
             need(file["url"])
     if evaluator.get("func") == "infeasible":
         return found
-    for func in listed(evaluator.get("func")):
+    funcs = listed(evaluator.get("func"))
+    options = evaluator.get("options") or {}
+    for i, func in enumerate(funcs):
         if func not in METRICS:
             found.append(f"metric {func!r}")
+        chosen = (options[i] if i < len(options) else {}) if isinstance(options, list) else options
+        for rule in (chosen or {}).get("rules", []) if func == "compare_table" else []:
+            if isinstance(rule, dict) and rule.get("type") not in TABLE_RULES:
+                found.append(f"compare_table rule {rule.get('type')!r}")
     for key in ("result", "expected"):
         for getter in listed(evaluator.get(key)):
             if getter and getter.get("type") not in GETTERS:
@@ -169,9 +178,47 @@ class OSWorldTask:
             return {"file": home_path(getter["path"])}
         if kind == "list_directory":
             return {"listdir": home_path(getter["path"])}
+        if kind in COMMAND_GETTERS:
+            spec = {
+                "command": getter["command"],
+                "shell": bool(getter.get("shell")),
+                "stderr": kind == COMMAND_GETTERS[1],
+            }
+            return {"command": spec}
         if kind in ASSET_GETTERS:
             return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
+
+
+def _refs(args: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in args["metrics"]:
+        for ref in (item["result"], item.get("expected")):
+            out += ref["list"] if isinstance(ref, dict) and "list" in ref else [ref] if isinstance(ref, dict) else []
+    return out
+
+
+def needs_commands(args: dict[str, Any]) -> bool:
+    """Whether a getter runs a command (``vm_command_line``/``vm_command_error``)."""
+    return any("command" in ref for ref in _refs(args))
+
+
+def run_commands(
+    args: dict[str, Any], run: Callable[[str | list[str]], tuple[str, str]], table: dict[str, str]
+) -> None:
+    """Replace each command getter by its output (stdout, or stderr for ``vm_command_error``), in place.
+
+    ``run`` executes in the sealed verifier's container: the pristine image with the agent's
+    files copied in as data, none of its processes and none of its changes to the tools.
+    """
+    for ref in _refs(args):
+        if "command" in ref:
+            spec = ref.pop("command")
+            command = substitute(spec["command"], table)
+            if isinstance(command, list) and spec["shell"]:
+                command = " ".join(command)
+            stdout, stderr = run(command if spec["shell"] or isinstance(command, list) else shlex.split(command))
+            ref["value"] = stderr if spec["stderr"] else stdout
 
 
 def listed(value: Any) -> list[Any]:
