@@ -111,6 +111,11 @@ def main() -> None:
     (downloads / "q1.csv").write_text("month,sales\njan,10\n")
     (downloads / "q2.csv").write_text("month,sales\napr,12\n")
     (downloads / "notes.txt").write_text("keep me here\n")
+    listing = ROOT / "multi-terminal-editor-list" / "assets"
+    listing.mkdir(parents=True, exist_ok=True)
+    for name in ("a.png", "b.png", "c.txt"):
+        (listing / name).write_text(f"{name}\n")
+    (listing / "files_gold.txt").write_text("a.png\nb.png\nc.txt\nchecked\n")
     memo = ["Quarterly memo", "Sales grew in every region.", "Costs stayed flat."]
     write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo.docx", memo)
     write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo_gold.docx", [*memo, "Approved by the board."])
