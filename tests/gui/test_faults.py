@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+import agentenvs
 from agentenvs.envs.gui.env import GuiEnv
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -76,5 +77,24 @@ def test_a_blocked_accessibility_walk_is_reported_not_waited_on(gui_image):
         obs, *_, info = env.step("pyautogui.moveTo(5, 5)")
         assert info["action_error"] is None
         assert "accessibility tree unavailable" in obs["text"] and "todo.txt" not in obs["text"]
+    finally:
+        env.close()
+
+
+def test_a_hung_display_is_bounded_and_the_agents_failure(gui_image):
+    """A stopped X server blocks the action and the screenshot; both give up at their deadlines."""
+    task = agentenvs.get_task("gui/mousepad-append-line")
+    limits = task.config.limits.model_copy(update={"step_timeout_sec": 3})
+    task = task.model_copy(update={"config": task.config.model_copy(update={"limits": limits})})
+    env = GuiEnv(task=task, screen_size=(800, 600), observation_type="screenshot", settle_timeout=1.0)
+    try:
+        env.reset(seed=0)
+        outside(env, "pkill -STOP -x Xvfb")
+        *_, info = env.step("pyautogui.click(10, 10)")
+        assert info["error_kind"] == "agent" and "stopped answering" in info["error"]
+        assert info["score"] == 0.0
+        env.reset(seed=0)  # a new desktop: the episode after is unaffected
+        *_, info = env.step("pyautogui.click(10, 10)")
+        assert info["action_error"] is None
     finally:
         env.close()

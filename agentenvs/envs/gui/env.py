@@ -115,7 +115,8 @@ class GuiEnv(AgentEnv):
     def _observe(self, settle_timeout: float | None = None, note: str = "") -> StepOutcome:
         client = self.desktop.client
         mode = self.observation_type
-        head, frame = client.call("settle", deadline=60, timeout=settle_timeout or self.settle_timeout)
+        settle = settle_timeout or self.settle_timeout
+        head, frame = client.call("settle", deadline=settle + 10, timeout=settle)
         image = observe.frame_to_rgb(frame, self.width, self.height)
         text = ""
         if mode != "screenshot":
