@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -34,3 +36,26 @@ def test_a11y_and_som_modes_and_a_bad_action(gui_image):
         assert info["action_error"] is None
     finally:
         env.close()
+
+
+def _desktop_env():
+    import agentenvs as ae
+
+    return ae.make("gui/mousepad-append-line", screen_size=(640, 480), observation_type="screenshot")
+
+
+def test_two_desktops_in_async_vector_env(gui_image):
+    import gymnasium
+
+    vec = gymnasium.vector.AsyncVectorEnv([_desktop_env, _desktop_env], shared_memory=False)
+    try:
+        obs, _ = vec.reset(seed=[1, 2])
+        assert obs["screenshot"].shape == (2, 480, 640, 3)
+        line = {"action_type": "TYPING", "text": "fix <div> & <span> tags\n"}
+        vec.step(["pyautogui.hotkey('ctrl', 'End')", "pyautogui.hotkey('ctrl', 'End')"])
+        vec.step([json.dumps(line), "pyautogui.write('nothing useful')"])
+        vec.step(["pyautogui.hotkey('ctrl', 's')", "WAIT"])
+        _, rewards, terminated, _, _ = vec.step(["DONE", "DONE"])
+        assert terminated.tolist() == [True, True] and rewards.tolist() == [1.0, 0.0]
+    finally:
+        vec.close()
