@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agentenvs.envs.gui.env import GuiEnv
@@ -17,6 +19,10 @@ def test_a_pooled_reset_is_a_new_desktop_with_the_task_set_up(gui_image):
         used = env.desktop.sandbox._live()
         env.step({"action_type": "TYPING", "text": "scribble\n"})
         env.step("pyautogui.hotkey('ctrl', 's')")
+        for _ in range(20):  # the editor writes the file after the step settles, sooner or later under load
+            if b"scribble" in env.desktop.sandbox.get(TODO):
+                break
+            time.sleep(0.5)
         assert b"scribble" in env.desktop.sandbox.get(TODO)
         env.step("DONE")
         _, second = env.reset(seed=0)
