@@ -204,6 +204,7 @@ class GuiEnv(AgentEnv):
         try:
             table = placeholders(self.width, self.height)
             self._osworld.run_steps(self.desktop.client, self._osworld.evaluator.get("postconfig", []), table)
+            self.desktop.client.call("settle", deadline=15, timeout=5.0)  # a save under load outlasts a fixed sleep
         except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
             note = f"postconfig did not run: {exc}"
         args = self._osworld.check_args()
