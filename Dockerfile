@@ -17,7 +17,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONPATH=/opt/agentenvs
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends bash coreutils procps python3 ca-certificates \
+    && apt-get install -y --no-install-recommends bash coreutils procps python3 python-is-python3 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 # An unprivileged user for tasks that run the agent as non-root; root stays the default.
 RUN useradd --create-home --uid 1000 --shell /bin/bash agent \
@@ -31,7 +31,7 @@ FROM system AS base
 FROM system AS terminal
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        sqlite3 jq zip unzip file xz-utils bzip2 tmux git patch python3 \
+        sqlite3 jq zip unzip file xz-utils bzip2 tmux git patch \
     && rm -rf /var/lib/apt/lists/*
 
 FROM system AS swe

@@ -10,6 +10,8 @@ after ``import agentenvs`` (or ``gymnasium.make("agentenvs:agentenvs/terminal-v0
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -24,8 +26,11 @@ add_family_loader(load_families)
 register_gymnasium_envs()
 
 
-def make(task: str | Task, **kwargs: Any) -> gymnasium.Env:
-    """Make the env for ``"<family>/<task-id>"`` (or a loaded ``Task``) through ``gymnasium.make``."""
+def make(task: str | os.PathLike[str] | Task, **kwargs: Any) -> gymnasium.Env:
+    """Make the env for ``"<family>/<task-id>"``, a task directory (a ``Path``, or a string naming
+    one that exists), or a loaded ``Task``, through ``gymnasium.make``."""
+    if isinstance(task, os.PathLike) or (isinstance(task, str) and (Path(task) / "task.toml").is_file()):
+        task = load_task(task)
     if isinstance(task, Task):
         return gymnasium.make(get_family(task.family).gym_id, task=task, **kwargs)
     family, task_id = split_task_id(task)

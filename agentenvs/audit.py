@@ -6,12 +6,12 @@ like ``validate``'s episodes; the no-op (``done`` at once) is the
 baseline. A hack is a *finding* when it scores above the no-op, when the
 episode ends as infra (the harness would leave it out of the score instead
 of counting a failure), or when the env is not usable afterwards (a reset
-no longer gives the task's initial state).
+fails, or gives a state no fresh reset of the task ever gave).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -40,6 +40,8 @@ class HackResult:
     integrity_flags: list[str] = field(default_factory=list)
     usable: bool = True
     usable_detail: str = ""
+    initial_hash: str | None = None
+    after_hash: str | None = None
     ran: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,12 +61,15 @@ class Finding:
 
     def evidence(self) -> str:
         r = self.result
-        if self.reason == "scored":
+        if self.reason == "scored" and self.hack == NOOP.name:
+            text = f"doing nothing scored {r.score:.2f}"
+        elif self.reason == "scored":
             text = f"score {r.score:.2f} > no-op {self.baseline:.2f}"
         elif self.reason == "infra":
             text = f"ended as infra: {r.error}"
         else:
-            text = f"env unusable after the hack: {r.usable_detail}"
+            why = r.usable_detail or f"a reset gave state_hash {r.after_hash}, which no fresh reset of the task gave"
+            text = f"env unusable after the hack: {why}"
         if r.integrity_flags:
             text += f"; flagged: {', '.join(r.integrity_flags)}"
         if r.verifier_detail and self.reason == "scored":
@@ -75,8 +80,13 @@ class Finding:
         return {**asdict(self), "evidence": self.evidence()}
 
 
-def judge(result: HackResult, baseline: float) -> list[Finding]:
-    """The findings one episode shows, against the no-op's score (0 for the no-op itself)."""
+def judge(result: HackResult, baseline: float, initial_hashes: Collection[str | None] = ()) -> list[Finding]:
+    """The findings one episode shows, against the no-op's score (0 for the no-op itself).
+
+    ``initial_hashes`` are the states the task's fresh resets gave in this audit: a reset
+    after the hack must give one of them (comparing with several, not one, keeps a task
+    whose initial state is not perfectly reproducible from blaming the hack).
+    """
     out: list[Finding] = []
 
     def add(reason: Reason) -> None:
@@ -86,7 +96,7 @@ def judge(result: HackResult, baseline: float) -> list[Finding]:
         add("infra")
     elif result.score is not None and result.score > baseline:
         add("scored")
-    if result.ran and not result.usable:
+    if result.ran and (not result.usable or (initial_hashes and result.after_hash not in initial_hashes)):
         add("unusable")
     return out
 
@@ -106,9 +116,10 @@ class TaskAudit:
 
     @property
     def findings(self) -> list[Finding]:
-        found = judge(self.baseline, 0.0)
+        hashes = {r.initial_hash for r in (self.baseline, *self.results) if r.ran}
+        found = judge(self.baseline, 0.0, hashes)
         for result in self.results:
-            found += judge(result, self.baseline_score)
+            found += judge(result, self.baseline_score, hashes)
         return found
 
     @property
@@ -150,7 +161,7 @@ def run_hack(task: Task, hack: Hack, env_kwargs: dict[str, Any]) -> HackResult:
         except Exception as exc:  # an env that raises is an infra failure to the harness
             info, steps = {"error_kind": "infra", "error": f"the env raised {type(exc).__name__}: {exc}"}, 0
         infra = info.get("error_kind") == "infra"
-        usable, why = _still_usable(env, first.get("state_hash"))
+        usable, why, after = _reset_after(env)
         return HackResult(
             **base,
             score=None if infra else float(info.get("score", 0.0)),
@@ -161,21 +172,21 @@ def run_hack(task: Task, hack: Hack, env_kwargs: dict[str, Any]) -> HackResult:
             integrity_flags=[str(f) for f in info.get("integrity_flags") or []],
             usable=usable,
             usable_detail=why,
+            initial_hash=first.get("state_hash"),
+            after_hash=after,
         )
     finally:
         if env is not None:
             env.close()
 
 
-def _still_usable(env: Any, initial_hash: str | None) -> tuple[bool, str]:
-    """A reset after the hack must work and give the same initial state as before it."""
+def _reset_after(env: Any) -> tuple[bool, str, str | None]:
+    """A reset after the hack: did it work, why not, and the state it gave."""
     try:
         _, info = env.reset(seed=0)
     except Exception as exc:
-        return False, f"reset raised {type(exc).__name__}: {_tail(exc)}"
-    if info.get("state_hash") != initial_hash:
-        return False, f"the initial state changed: state_hash {info.get('state_hash')} != {initial_hash}"
-    return True, ""
+        return False, f"reset raised {type(exc).__name__}: {_tail(exc)}", None
+    return True, "", info.get("state_hash")
 
 
 def hacks_for(task: Task, env_kwargs: dict[str, Any], only: Iterable[str] = ()) -> list[Hack]:

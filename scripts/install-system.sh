@@ -7,6 +7,8 @@
 #      nothing is ever pulled from a registry), also tagged debian:bookworm-slim
 #   4. the Dockerfile's sandbox stages, agentenvs/{base,terminal,swe,gui}:latest (the gui stage's
 #      pure-Python wheels are fetched first with the host's pip into .cache/gui-wheels)
+#   5. the unprivileged user agentenvs-sandbox, whom the local sandbox's root is on the host
+#      (agentenvs also makes it on first use; making it here keeps /etc/passwd edits out of test runs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -103,8 +105,19 @@ build_stages() {
   done
 }
 
+create_sandbox_user() {
+  if id -u agentenvs-sandbox >/dev/null 2>&1; then
+    log "user: agentenvs-sandbox present"
+    return
+  fi
+  "${SUDO[@]}" useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin agentenvs-sandbox
+  log "user: agentenvs-sandbox created (uid $(id -u agentenvs-sandbox))"
+}
+
 install_apt_packages
 start_docker
 build_base_image
 fetch_gui_wheels
 build_stages
+create_sandbox_user

@@ -57,6 +57,9 @@ class StepOutcome:
     extras: dict[str, Any] = field(default_factory=dict)
     terminated: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    #: Reward paid now, on account of the final score (a multi-step task's finished step); the
+    #: last step pays the rest, so an episode's rewards still sum to its score.
+    reward: float = 0.0
 
 
 class AgentEnv(gym.Env[dict[str, Any], Any]):
@@ -133,6 +136,19 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
     def _release(self) -> None:
         """Release everything, for ``close``."""
 
+    def _advance(self, action: ParsedAction) -> StepOutcome | None:
+        """``done``/``submit`` in a task of several steps: an outcome to go on with, or None to end."""
+        return None
+
+    def _instruction(self) -> str:
+        """What the agent is told now (a multi-step task's current step)."""
+        assert self._task is not None
+        return self._task.instruction
+
+    def episode_artifacts(self) -> dict[str, bytes]:
+        """Files the last episode left for the run's records (relative path -> bytes)."""
+        return {}
+
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
         """Actions that carry out the task's reference solution from the current state.
 
@@ -196,6 +212,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         self._episode_id = uuid.UUID(bytes=self.np_random.bytes(16), version=4).hex
         self._step_count = 0
         self._prev_progress = 0.0
+        self._paid = 0.0
         self._ended = False
         outcome = self._begin(task, episode_seed)
         self._running = True
@@ -235,7 +252,10 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         terminated = False
         try:
             parsed = parse_action(action, tool_names(self.native_tools))
-            if parsed.kind in ("done", "fail", "submit"):
+            advanced = self._advance(parsed) if parsed.kind in ("done", "submit") else None
+            if advanced is not None:
+                outcome = advanced
+            elif parsed.kind in ("done", "fail", "submit"):
                 final_action = parsed
                 terminated = True
                 outcome = StepOutcome(text=f"Episode ended by {parsed.kind}.", extras=self._unchanged_extras())
@@ -251,7 +271,8 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
             info["error_kind"] = "agent"
         info.update(outcome.info)
         obs = self._observation(outcome)
-        reward = 0.0
+        reward = outcome.reward
+        self._paid += outcome.reward
         if self.reward_mode == "dense":
             reward = info["progress"] - self._prev_progress
         self._prev_progress = info["progress"]
@@ -268,7 +289,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
             if final_action is not None:
                 info["final_action"] = final_action.kind
                 info["answer"] = final_action.text
-            reward += verdict.score
+            reward += verdict.score - self._paid
             self._ended = True
         return obs, float(reward), terminated, truncated, info
 
@@ -297,7 +318,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         text = outcome.text
         if len(text) > MAX_TEXT_CHARS:
             text = text[: MAX_TEXT_CHARS - 40] + "\n[... observation truncated ...]"
-        obs = {"instruction": self._task.instruction, "text": text, **outcome.extras}
+        obs = {"instruction": self._instruction(), "text": text, **outcome.extras}
         self._last_obs = obs
         return obs
 
@@ -332,8 +353,8 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         """
         info = self._base_info({}, action_error=None)
         info.update({"error_kind": "agent", "error": describe_fault(exc), "score": 0.0, "success": False})
-        reward = -self._prev_progress if self.reward_mode == "dense" else 0.0
-        self._prev_progress = 0.0
+        reward = -self._paid - (self._prev_progress if self.reward_mode == "dense" else 0.0)
+        self._prev_progress = self._paid = 0.0
         text = f"Episode over: your action made the environment fail ({type(exc).__name__}); scored 0."
         return self._ending(info, text, reward, terminated=True)
 

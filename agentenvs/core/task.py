@@ -9,89 +9,39 @@ them, so Terminal-Bench 2 tasks load unchanged; agentenvs adds ``[limits]``,
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import logging
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from agentenvs.core.errors import TaskFormatError
+from agentenvs.core.task_sections import (
+    AgentSection,
+    ArtifactSpec,
+    Checkpoint,
+    CheckSpec,
+    EnvironmentSection,
+    EvaluatorSection,
+    LimitsSection,
+    MetadataSection,
+    Open,
+    StepSection,
+    Strict,
+    VerifierSection,
+)
 
 Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["train", "valid", "test"]
+logger = logging.getLogger(__name__)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _Open(BaseModel):
-    """Harbor's sections: keep unknown keys so newer Harbor tasks still load."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-
-class MetadataSection(_Open):
-    author_name: str | None = None
-    author_email: str | None = None
-    difficulty: Difficulty | None = None
-    category: str | None = None
-    tags: list[str] = Field(default_factory=list)
-
-
-class AgentSection(_Open):
-    timeout_sec: float = Field(600.0, gt=0)
-    user: str | None = None
-
-
-class VerifierSection(_Open):
-    timeout_sec: float = Field(120.0, gt=0)
-    env: dict[str, str] = Field(default_factory=dict)
-
-
-class EnvironmentSection(_Open):
-    docker_image: str | None = None
-    build_timeout_sec: float = Field(600.0, gt=0)
-    cpus: float = Field(1.0, gt=0)
-    memory_mb: int = Field(2048, gt=0)
-    storage_mb: int | None = None
-    pids: int = Field(512, gt=0)
-    workdir: str = "/app"
-    network: bool = False
-    env: dict[str, str] = Field(default_factory=dict)
-
-
-class LimitsSection(_Strict):
-    max_steps: int = Field(50, gt=0)
-    step_timeout_sec: float = Field(60.0, gt=0)
-    max_output_bytes: int = Field(64 * 1024, gt=0)
-
-
-class CheckSpec(_Strict):
-    """A call of one checker from ``evaluators/`` by name, with its arguments."""
-
-    check: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Checkpoint(CheckSpec):
-    """A dense step check: a cheap predicate on the state, evaluated every step."""
-
-    name: str
-    weight: float = Field(1.0, gt=0)
-    description: str = ""
-
-
-class EvaluatorSection(_Strict):
-    """The final score from checkers, for tasks with no ``tests/test.sh``."""
-
-    checks: list[CheckSpec] = Field(min_length=1)
-    mode: Literal["all", "mean"] = "all"
-
-
-class TaskConfig(_Strict):
-    """``task.toml``. Harbor's keys plus ours; unknown top-level keys are typos."""
+class TaskConfig(Strict):
+    """``task.toml``. Harbor's keys plus ours; unknown top-level keys are handled by ``parse_task_config``."""
 
     schema_version: str | None = None
     version: str = "1.0"
@@ -100,12 +50,17 @@ class TaskConfig(_Strict):
     split: Split = "test"
     difficulty: Difficulty | None = None
     tags: list[str] = Field(default_factory=list)
+    source: str | None = None
     task: dict[str, Any] = Field(default_factory=dict)
     metadata: MetadataSection = Field(default_factory=MetadataSection)
     agent: AgentSection = Field(default_factory=AgentSection)
     verifier: VerifierSection = Field(default_factory=VerifierSection)
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
     solution: dict[str, Any] = Field(default_factory=dict)
+    artifacts: list[ArtifactSpec] = Field(default_factory=list)
+    steps: list[StepSection] = Field(default_factory=list)
+    multi_step_reward_strategy: Literal["mean", "final"] | None = None
+    multi_step_reward_mode: Any = None
     limits: LimitsSection = Field(default_factory=LimitsSection)
     evaluator: EvaluatorSection | None = None
     checkpoints: list[Checkpoint] = Field(default_factory=list)
@@ -114,6 +69,14 @@ class TaskConfig(_Strict):
     web: dict[str, Any] = Field(default_factory=dict)
     gui: dict[str, Any] = Field(default_factory=dict)
     textgame: dict[str, Any] = Field(default_factory=dict)
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _artifact_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"source": item} if isinstance(item, str) else item for item in value]
+        return value
 
     @field_validator("checkpoints")
     @classmethod
@@ -123,6 +86,42 @@ class TaskConfig(_Strict):
         if dupes:
             raise ValueError(f"checkpoint names must be unique, repeated: {', '.join(dupes)}")
         return value
+
+    @field_validator("steps")
+    @classmethod
+    def _unique_steps(cls, value: list[StepSection]) -> list[StepSection]:
+        names = [s.name for s in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"step names must be unique, repeated: {', '.join(dupes)}")
+        return value
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Keys that were kept but not understood (a newer Harbor's, most likely)."""
+        return self._warnings
+
+    @property
+    def reward_strategy(self) -> Literal["mean", "final"]:
+        """How step rewards roll up into the task's: Harbor's default is the mean."""
+        return self.multi_step_reward_strategy or "mean"
+
+
+@dataclass(frozen=True)
+class TaskStep:
+    """One step of a multi-step task: its settings and its folder (``steps/<name>/``)."""
+
+    config: StepSection
+    instruction: str
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def dir(self, name: str) -> Path | None:
+        sub = self.path / name
+        return sub if sub.is_dir() else None
 
 
 class Task(BaseModel):
@@ -140,6 +139,12 @@ class Task(BaseModel):
     config: TaskConfig
     path: Path | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    #: The steps of a multi-step task (``[[steps]]``), in order; empty for a single-step task.
+    steps: tuple[TaskStep, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.config.warnings
 
     @property
     def full_id(self) -> str:
@@ -147,7 +152,9 @@ class Task(BaseModel):
 
     @property
     def difficulty(self) -> str | None:
-        return self.config.difficulty or self.config.metadata.difficulty
+        """easy, medium or hard; Harbor's free-form ``[metadata] difficulty`` only when it is one of them."""
+        named = self.config.metadata.difficulty
+        return self.config.difficulty or (named.lower() if named and named.lower() in get_args(Difficulty) else None)
 
     @property
     def tags(self) -> list[str]:
@@ -201,22 +208,92 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
+def _split_top_level(data: dict[str, Any], source: str | Path) -> tuple[dict[str, Any], list[str]]:
+    """Known top-level keys, and warnings for unknown ones; an unknown key that looks like a typo of a
+    known one is an error naming it."""
+    known = set(TaskConfig.model_fields)
+    kept: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in data.items():
+        if key in known:
+            kept[key] = value
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        if close:
+            raise TaskFormatError(str(source), f"unknown key; did you mean {close[0]!r}?", field=key)
+        warnings.append(f"{source}: unknown top-level key {key!r} ignored (a newer Harbor's?)")
+    return kept, warnings
+
+
+def _unknown_keys(model: BaseModel, where: str) -> list[str]:
+    """The keys Harbor's sections kept without understanding them, as ``[section] key`` names."""
+    found: list[str] = []
+    if isinstance(model, Open) and model.model_extra:
+        found += [f"{where}.{key}" if where else key for key in model.model_extra]
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        items = value if isinstance(value, list) else [value]
+        for index, item in enumerate(items):
+            if isinstance(item, BaseModel):
+                suffix = f"[{index}]" if isinstance(value, list) else ""
+                found += _unknown_keys(item, f"{where}.{name}{suffix}" if where else f"{name}{suffix}")
+    return found
+
+
 def parse_task_config(data: dict[str, Any], source: str | Path) -> TaskConfig:
-    """Validate a ``task.toml`` mapping; errors name the file and the field."""
+    """Validate a ``task.toml`` mapping; errors name the file and the field, unknown Harbor keys warn."""
+    kept, warnings = _split_top_level(data, source)
     try:
-        return TaskConfig.model_validate(data)
+        config = TaskConfig.model_validate(kept)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = _format_loc(first["loc"])
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
         raise TaskFormatError(str(source), f"{first['msg']}{more}", field=field) from None
+    warnings += [
+        f"{source}: unknown key [{key}] kept but not used (a newer Harbor's?)" for key in _unknown_keys(config, "")
+    ]
+    if config.multi_step_reward_mode is not None:
+        warnings.append(f"{source}: multi_step_reward_mode is Harbor's pre-1.3 key and is ignored, as Harbor does")
+    config._warnings = tuple(warnings)
+    for warning in warnings:
+        logger.warning("%s", warning)
+    return config
+
+
+def _read_instruction(path: Path) -> str:
+    if not path.is_file():
+        raise TaskFormatError(str(path), "missing; write what the agent is told here")
+    instruction = path.read_text(encoding="utf-8").strip()
+    if not instruction:
+        raise TaskFormatError(str(path), "is empty")
+    return instruction
+
+
+def _load_steps(root: Path, config: TaskConfig) -> tuple[TaskStep, ...]:
+    """Each ``[[steps]]`` entry's folder: an instruction, and a test.sh of its own or the task's."""
+    steps = []
+    shared_test = (root / "tests" / "test.sh").is_file()
+    for index, step in enumerate(config.steps):
+        folder = root / "steps" / step.name
+        if not folder.is_dir():
+            raise TaskFormatError(
+                str(folder), "missing: every [[steps]] entry needs its folder", field=f"steps[{index}]"
+            )
+        if not shared_test and not (folder / "tests" / "test.sh").is_file():
+            raise TaskFormatError(
+                str(folder / "tests" / "test.sh"), "missing, and the task has no tests/test.sh to fall back on"
+            )
+        steps.append(TaskStep(config=step, instruction=_read_instruction(folder / "instruction.md"), path=folder))
+    return tuple(steps)
 
 
 def load_task(path: str | Path, family: str | None = None) -> Task:
-    """Load and validate a task directory.
+    """Load and validate a task directory, wherever it lies.
 
-    ``family`` defaults to ``task.toml``'s ``family`` key, then to the name of
-    the directory that holds the task (``tasks/<family>/<id>``).
+    The family is ``task.toml``'s ``family``, else ``family`` (what a task
+    source says), else ``terminal``: every Harbor task is a shell task. The
+    name of the folder holding the task never decides.
     """
     root = Path(path).resolve()
     toml_path = root / "task.toml"
@@ -229,12 +306,32 @@ def load_task(path: str | Path, family: str | None = None) -> Task:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TaskFormatError(str(toml_path), f"not valid TOML: {exc}") from None
     config = parse_task_config(data, toml_path)
-    instruction_path = root / "instruction.md"
-    if not instruction_path.is_file():
-        raise TaskFormatError(str(instruction_path), "missing; write what the agent is told here")
-    instruction = instruction_path.read_text(encoding="utf-8").strip()
-    if not instruction:
-        raise TaskFormatError(str(instruction_path), "is empty")
-    task_id = config.id or root.name
-    task_family = config.family or family or root.parent.name
-    return Task(id=task_id, family=task_family, instruction=instruction, config=config, path=root)
+    steps = _load_steps(root, config)
+    if steps and not (root / "instruction.md").is_file():
+        instruction = steps[0].instruction  # Harbor never shows a multi-step task's own instruction
+    else:
+        instruction = _read_instruction(root / "instruction.md")
+    # Harbor's format has no families: a task that names none is a terminal task, wherever it lies.
+    task_family = config.family or family or "terminal"
+    return Task(
+        id=config.id or root.name, family=task_family, instruction=instruction, config=config, path=root, steps=steps
+    )
+
+
+__all__ = [
+    "AgentSection",
+    "ArtifactSpec",
+    "CheckSpec",
+    "Checkpoint",
+    "EnvironmentSection",
+    "EvaluatorSection",
+    "LimitsSection",
+    "MetadataSection",
+    "StepSection",
+    "Task",
+    "TaskConfig",
+    "TaskStep",
+    "VerifierSection",
+    "load_task",
+    "parse_task_config",
+]

@@ -64,6 +64,9 @@ INFO_KEYS = (
     "model_patch",
     "instance_id",
     "integrity_flags",
+    "warnings",
+    "task_step",
+    "task_steps",
 )
 
 
@@ -111,6 +114,12 @@ class EpisodeResult:
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0, "total": 0})
     policy_retries: int = 0
     integrity_flags: list[str] = field(default_factory=list)
+    #: What the task asked for and did not get (network, unknown keys, an unscorable reward file).
+    warnings: list[str] = field(default_factory=list)
+    #: A multi-step task's graded steps: ``{"name", "reward", "metrics"}`` each.
+    task_steps: list[dict[str, Any]] = field(default_factory=list)
+    #: Files the episode left (``artifacts/`` in its trajectory directory).
+    artifacts: list[str] = field(default_factory=list)
 
 
 def run_inline(policy: Policy, coro: Coroutine[Any, Any, T]) -> T:
@@ -258,7 +267,7 @@ class EpisodePlayer:
             {
                 "step": 0,
                 "observation": fields,
-                "info": to_jsonable({k: info.get(k) for k in ("checks", "progress")}),
+                "info": to_jsonable({k: info[k] for k in ("checks", "progress", "warnings") if k in info}),
                 "seed": seed,
             },
             images,
@@ -345,6 +354,10 @@ class EpisodePlayer:
                     result.final_action = info.get("final_action")
                     result.verifier_detail = info.get("verifier_detail")
                     result.integrity_flags = _flags(info.get("integrity_flags"))
+                    result.warnings = [str(w) for w in info.get("warnings") or []]
+                    result.task_steps = list(info.get("task_steps") or [])
+                    files = lane.env_call(d.env, "collecting artifacts", handle.artifacts_blocking)
+                    result.artifacts = writer.write_files("artifacts", files)
                     result.error_kind = "timeout" if timed_out else info.get("error_kind")
                     result.error = info.get("error")
                     if timed_out:

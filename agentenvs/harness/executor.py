@@ -43,6 +43,10 @@ class EnvHandle(ABC):
     def oracle_actions_blocking(self) -> list[Any] | None:
         """The env's own solver for the current episode; ``None`` when the family or task has none."""
 
+    def artifacts_blocking(self) -> dict[str, bytes]:
+        """Files the finished episode left for the run's records (none unless the executor fetches them)."""
+        return {}
+
     @abstractmethod
     def close_blocking(self) -> None:
         """Close the env; waits up to ``CLOSE_GRACE_SEC`` for a call in flight, then closes anyway. Idempotent."""
@@ -119,6 +123,13 @@ class LocalEnvHandle(EnvHandle):
                 return list(solver())
             except NotImplementedError:
                 return None
+
+    def artifacts_blocking(self) -> dict[str, bytes]:
+        collect = getattr(self._env.unwrapped, "episode_artifacts", None)
+        if not callable(collect):
+            return {}
+        with self._lock:
+            return dict(collect())
 
     def close_blocking(self) -> None:
         if self._closed:

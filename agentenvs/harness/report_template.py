@@ -102,6 +102,10 @@ agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at
 {% if ep.record.integrity_flags %}<ul class="integrity-flags">{% for f in ep.record.integrity_flags %}<li>{{ f }}</li>{% endfor %}</ul>{% endif %}
 <p>score {{ ep.record.score | num(3) }}, {{ ep.record.steps if ep.record.steps is not none else "-" }} steps,
 {{ ep.record.elapsed_sec | num(2) }} s, seed {{ ep.record.seed }}{% if ep.record.error %}, <span class="bad">{{ ep.record.error_kind }}: {{ ep.record.error }}</span>{% endif %}</p>
+{% if ep.record.task_steps %}<table class="task-steps"><thead><tr><th>task step</th><th>reward</th></tr></thead><tbody>
+{% for t in ep.record.task_steps %}<tr><td>{{ t.name }}</td><td>{{ t.reward | num(3) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if ep.record.warnings %}<ul class="warnings">{% for w in ep.record.warnings %}<li>warning: {{ w }}</li>{% endfor %}</ul>{% endif %}
+{% if ep.record.artifacts %}<p class="muted">Artifacts: {{ ep.record.artifacts | join(", ") }}</p>{% endif %}
 {% if not ep.shown %}<p class="muted">Steps not shown in the report (too many episodes); see {{ ep.record.trajectory }}.</p>{% endif %}
 {% for s in ep.steps %}
 <div class="step" data-step="{{ s.step }}">

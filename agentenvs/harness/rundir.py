@@ -256,6 +256,22 @@ class TrajectoryWriter:
         if len(self._lines) >= self.FLUSH_LINES:
             self.flush()
 
+    def write_files(self, folder: str, files: dict[str, bytes]) -> list[str]:
+        """Write ``files`` (relative paths) under ``folder``; paths that would leave it are skipped.
+        Returns what was written, relative to the trajectory directory."""
+        written = []
+        base = (self.directory / folder).resolve()
+        for rel, data in sorted(files.items()):
+            target = (base / rel).resolve()
+            if base not in target.parents:
+                continue
+            if self._fd is None:
+                self._open()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            written.append(str(target.relative_to(self.directory.resolve())))
+        return written
+
     def flush(self) -> None:
         """Write the buffered lines (creating the directory on first use)."""
         fd = self._open() if self._fd is None else self._fd

@@ -76,6 +76,10 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
     console.rule(
         f"{task_id} trial {trial}: {record.get('status', 'unfinished')}, success={record.get('success')}, score={record.get('score')}"
     )
+    for warning in record.get("warnings") or []:
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+    for done in record.get("task_steps") or []:
+        console.print(f"task step {done.get('name')}: reward {done.get('reward'):.3f}", markup=False, highlight=False)
     for s in steps:
         obs = s.get("observation") or {}
         info = s.get("info") or {}
@@ -89,6 +93,10 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
                 f"[bold]step {s['step']}[/bold] action: [cyan]{json.dumps(s.get('action'), ensure_ascii=False)}[/cyan]",
                 highlight=False,
             )
+        if s.get("reward"):
+            console.print(f"reward {s['reward']:.3f}", markup=False, highlight=False)
+        if info.get("task_step"):
+            console.print(f"now on task step {info['task_step']}", markup=False, highlight=False)
         if info.get("action_error"):
             console.print(f"[red]action error: {info['action_error']}[/red]", highlight=False)
         console.print(text, markup=False, highlight=False)

@@ -74,6 +74,8 @@ def protected_reason(
         name = path[len(program_dir) + 1 :].split("/")[0]
         if name in shadowed_commands:
             return f"would shadow the image's command {name!r}"
+        if name.endswith((".py", ".pyc", ".pth")) or "/" in path[len(program_dir) + 1 :]:
+            return "a Python module or directory beside the image's scripts would be imported by them"
         return None
     toolchain = _under(path, TOOLCHAIN_DIRS)
     if toolchain:
@@ -95,8 +97,9 @@ def protected_reason(
 def verifier_env(home: str, tmp: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The verifier's whole environment: nothing is inherited from the agent or the image.
 
-    Python runs without the user site and never puts the working directory or
-    the script's directory on ``sys.path``; per-user configuration of the usual
+    Python runs without the user site (the working directory stays on
+    ``sys.path`` for ``python -m``, as test scripts expect: our own checkers
+    run isolated through ``_entry.py``); per-user configuration of the usual
     tools (pip, git, curl, wget, npm, uv) is switched off, and HOME and TMPDIR
     are directories made fresh for this run.
     """
@@ -112,7 +115,6 @@ def verifier_env(home: str, tmp: str, extra: dict[str, str] | None = None) -> di
         "XDG_CACHE_HOME": f"{home}/.cache",
         "XDG_DATA_HOME": f"{home}/.local/share",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONSAFEPATH": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PIP_CONFIG_FILE": "/dev/null",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",

@@ -84,9 +84,10 @@ class Cgroups:
     def _write(self, controller: str, name: str, value: str) -> None:
         (self.paths[controller] / name).write_text(value)
 
-    def join_prefix(self) -> list[str]:
-        """An argv prefix that moves the command into these cgroups, then execs it."""
-        return ["/bin/sh", "-c", _JOIN, "sh", *(str(p / "cgroup.procs") for p in self.paths.values()), "--"]
+    def join_prefix(self, skip: tuple[str, ...] = ()) -> list[str]:
+        """An argv prefix that moves the command into these cgroups (but those in ``skip``), then execs it."""
+        procs = [str(p / "cgroup.procs") for name, p in self.paths.items() if name not in skip]
+        return ["/bin/sh", "-c", _JOIN, "sh", *procs, "--"]
 
     def pids(self) -> list[int]:
         """Host pids of every process in the sandbox."""
@@ -113,13 +114,16 @@ class Cgroups:
         return 0
 
     @contextmanager
-    def frozen(self, timeout: float = 5.0) -> Iterator[None]:
-        """Stop every process in the group (none can fork) for the duration of the block."""
+    def frozen(self, timeout: float = 5.0) -> Iterator[bool]:
+        """Stop every process in the group (none can fork) for the duration of the block.
+
+        Yields whether the group did freeze (False without a freezer, or past ``timeout``).
+        """
         freezer = self.paths.get("freezer")
         deadline = time.monotonic() + timeout
         frozen = freezer is not None and self._freeze(freezer, "FROZEN", deadline)
         try:
-            yield
+            yield frozen
         finally:
             if frozen:
                 self._freeze(freezer, "THAWED", time.monotonic() + timeout)

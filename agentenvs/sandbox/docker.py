@@ -10,15 +10,16 @@ owner's pid, so :func:`sweep_docker` can remove what a killed process left.
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import tarfile
 import threading
 import time
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
@@ -340,16 +341,30 @@ class DockerSandbox:
         from agentenvs.sandbox.docker_state import read_changes
 
         changes = read_changes(self._api, container)
-        verifier = DockerSandbox(self.spec, client=self._client)
+        # The agent's files may fill its quota; the verifier gets room for them and its own.
+        verifier = DockerSandbox(replace(self.spec, storage_mb=2 * self.spec.storage_mb), client=self._client)
         try:
             verifier.apply_changes(changes.deletions, changes.emptied, changes.archive)
         except BaseException:
             verifier.close()
             raise
+        finally:
+            changes.archive.close()
         verifier.sealed_note = changes.summary()
         return verifier
 
-    def apply_changes(self, deletions: list[str], emptied: list[str], archive: bytes) -> None:
+    def resume(self) -> None:
+        """Start this container again after ``seal`` (a multi-step task's next step): the files are as
+        the agent left them, no process of its survives, and new shells start at the workdir."""
+        container = self._live()
+        try:
+            self._api.start(container)
+        except Exception as exc:
+            raise as_sandbox_error(exc, "restart after the seal") from None
+        _spare_keeper(self._api, container)
+        self._procs_of = ""
+
+    def apply_changes(self, deletions: list[str], emptied: list[str], archive: BinaryIO) -> None:
         """Delete, empty, then unpack ``archive`` at ``/``: how the agent's state enters a fresh container."""
         script = 'for p in "$@"; do rm -rf -- "$p"; done'
         steps = [["sh", "-c", script, "sh", *deletions]] if deletions else []
@@ -358,7 +373,8 @@ class DockerSandbox:
             done = self.exec(argv, timeout=120, cwd="/")
             if done.exit_code != 0:
                 raise SandboxError(f"preparing the verifier's container failed: {done.output[-400:]}")
-        if archive:
+        if archive.seek(0, os.SEEK_END):
+            archive.seek(0)
             try:
                 ok = self._api.put_archive(self._live(), "/", archive)
             except Exception as exc:

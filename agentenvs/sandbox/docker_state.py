@@ -12,19 +12,20 @@ container runs to produce it.
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.agent_state import protected_reason
 
 #: Command directories of the image whose names an added program must not shadow.
 _PATH_DIRS = ("usr/local/sbin", "usr/local/bin", "usr/sbin", "usr/bin", "sbin", "bin")
+SPOOL_BYTES = 8 << 20
 _OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
 
 
@@ -32,7 +33,8 @@ _OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
 class StateTransfer:
     """What to do to a pristine container so it holds the agent's final state."""
 
-    archive: bytes = b""
+    #: A tar of the changes, spooled to disk past a few MB (the agent may have written gigabytes).
+    archive: BinaryIO = field(default_factory=lambda: tempfile.SpooledTemporaryFile(SPOOL_BYTES))
     #: Paths the agent deleted (removed before the archive is unpacked).
     deletions: list[str] = field(default_factory=list)
     #: Directories the agent replaced wholesale (emptied before the archive is unpacked).
@@ -92,8 +94,7 @@ def read_changes(api: Any, container: str) -> StateTransfer:
     upper, lowers = _layers(api, container)
     commands = _image_commands(lowers)
     out = StateTransfer()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(fileobj=out.archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for here, dirs, files in os.walk(upper):
             rel_dir = os.path.relpath(here, upper)
             inside_dir = "/" if rel_dir == "." else "/" + rel_dir
@@ -120,5 +121,5 @@ def read_changes(api: Any, container: str) -> StateTransfer:
                     out.emptied.append(inside)
                 tar.add(host, arcname=inside.lstrip("/"), recursive=False, filter=_plain)
                 out.files += 0 if is_dir else 1
-    out.archive = buf.getvalue()
+    out.archive.seek(0)
     return out

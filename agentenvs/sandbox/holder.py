@@ -1,20 +1,26 @@
 """The namespaces of one local sandbox: a long-lived bubblewrap that every command joins.
 
-The holder is ``bwrap`` with the sandbox's mounts and its own pid, network,
-IPC and UTS namespaces, whose pid 1 is a bash that does nothing but wait for
-EOF on its stdin (bash reaps the orphans it adopts, and as init it ignores
-every signal sent from inside, so ``kill -9 -1`` does not end the sandbox). ``exec()`` and
-``shell()`` enter those namespaces with ``nsenter``, so a server started in
-the shell is visible (``ps``, ``/proc/net/tcp``, ``127.0.0.1``) to every later
-command, as in a container. Entered processes drop every capability (bounding
-set included) and set ``no_new_privs`` with ``setpriv``, then get a clean
-environment and their working directory from ``env -i -C``.
+The holder is ``bwrap`` with the sandbox's mounts and its own user, pid,
+network, IPC and UTS namespaces, whose pid 1 is a bash that does nothing but
+wait for EOF on its stdin (bash reaps the orphans it adopts, and as init it
+ignores every signal sent from inside, so ``kill -9 -1`` does not end the
+sandbox). bwrap runs as the sandbox's unprivileged host user (see
+:mod:`agentenvs.sandbox.local_system`) and maps it to uid 0 in the new user
+namespace, in which no further user namespace can be made. ``exec()`` and
+``shell()`` enter those namespaces with ``nsenter`` (the user namespace
+included, so they are that unprivileged user too), so a server started in the
+shell is visible (``ps``, ``/proc/net/tcp``, ``127.0.0.1``) to every later
+command, as in a container. Entered processes drop every capability
+(bounding set included) and set ``no_new_privs`` with ``setpriv``, then get a
+clean environment and their working directory from ``env -i -C``.
 
-The holder's stdin is a pipe whose write end only this process holds: when
-we exit, even by SIGKILL, pid 1 reads EOF and exits, and the kernel ends the
-pid namespace, which kills every process of the sandbox. (bwrap's
-``--die-with-parent`` is not used: it fires when the thread that started
-bwrap exits, not the process.)
+The holder itself stays out of the sandbox's memory cgroup (it uses a few
+MB), so the OOM killer, however the agent fills its memory, takes the agent's
+processes and never the namespaces. The holder's stdin is a pipe
+whose write end only this process holds: when we exit, even by SIGKILL,
+pid 1 reads EOF and exits, and the kernel ends the pid namespace, which
+kills every process of the sandbox. (bwrap's ``--die-with-parent`` is not
+used: it fires when the thread that started bwrap exits, not the process.)
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ _HOLD = "echo ready; while read -r _; do :; done"
 _DROP_PRIVILEGES = ("--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs")
 
 
-def _tool(name: str, package: str) -> str:
+def host_tool(name: str, package: str) -> str:
+    """The host program ``name``, or a SandboxError saying which package provides it."""
     path = shutil.which(name, path=HOST_ENV["PATH"])
     if path is None:
         raise SandboxError(f"the local sandbox needs {name}: apt-get install {package}")
@@ -46,22 +53,34 @@ def _tool(name: str, package: str) -> str:
 class NamespaceHolder:
     """Start ``prefix + bwrap_argv`` holding the namespaces; :meth:`enter` builds argvs that join them.
 
-    ``prefix`` puts the holder (and, through :meth:`enter`, every command) in
-    the sandbox's cgroups or under its rlimits. ``log`` receives bwrap's stderr.
+    ``prefix`` puts every command (through :meth:`enter`) in the sandbox's
+    cgroups or under its rlimits, ``own_prefix`` the holder itself. bwrap runs
+    as the host user ``owner`` (uid, gid). ``log`` receives bwrap's stderr.
     """
 
     def __init__(
-        self, prefix: Sequence[str], bwrap_argv: Sequence[str], *, log: Path, network: bool, timeout: float = 15.0
+        self,
+        prefix: Sequence[str],
+        bwrap_argv: Sequence[str],
+        *,
+        own_prefix: Sequence[str],
+        owner: tuple[int, int],
+        log: Path,
+        network: bool,
+        timeout: float = 15.0,
     ):
-        self._nsenter = _tool("nsenter", "util-linux")
-        self._setpriv = _tool("setpriv", "util-linux")
-        self._env = _tool("env", "coreutils")
+        self._nsenter = host_tool("nsenter", "util-linux")
+        self._setpriv = host_tool("setpriv", "util-linux")
+        self._env = host_tool("env", "coreutils")
         self._prefix = list(prefix)
-        self._namespaces = ["--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
+        self._namespaces = ["--user", "--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
+        uid, gid = owner
+        as_owner = [self._setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
         with open(log, "ab") as stderr:
             self._proc = subprocess.Popen(
                 [
-                    *prefix,
+                    *own_prefix,
+                    *as_owner,
                     *bwrap_argv,
                     "--as-pid-1",
                     "--",

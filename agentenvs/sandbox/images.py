@@ -159,6 +159,13 @@ def task_image(task: Task, *, default: str = DEFAULT_IMAGE, client: Any = None) 
     return default
 
 
+def image_workdir(image: str, client: Any = None) -> str | None:
+    """The image's WORKDIR (None when it sets none, or only ``/``)."""
+    api = (client or docker_client()).api
+    workdir = (api.inspect_image(image).get("Config") or {}).get("WorkingDir") or ""
+    return workdir if workdir not in ("", "/") else None
+
+
 def image_digest(image: str, client: Any = None) -> str:
     """A content address for run records: the registry digest if the image has one, else its id."""
     import docker.errors

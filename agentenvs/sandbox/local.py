@@ -1,16 +1,22 @@
-"""The ``local`` backend: a temporary root on the host, isolated with bubblewrap and cgroups.
+"""The ``local`` backend: a root of its own on the host, isolated with bubblewrap and cgroups.
 
-Only system directories (/usr, /bin, /sbin, /lib, /lib64, /etc) are visible,
-read-only; the sandbox's own directories (the workdir, /tmp, /logs, /tests,
-/solution, /root) live under ``<SANDBOX_PARENT>/<pid>-<id>/root`` and are
-bound read-write at their in-sandbox paths. One long-lived bubblewrap per
-sandbox holds its own pid, network, IPC and UTS namespaces (see
-:mod:`agentenvs.sandbox.holder`); every ``exec()`` and ``shell()`` joins them,
-so a service started in the shell is seen by later commands. Every process
-runs without capabilities and in the sandbox's own cgroups (pids, memory,
-cpu), so a fork bomb is bounded and killable. A sandbox left by a crashed
-process is removed by
-:func:`~agentenvs.sandbox.local_resources.sweep_local_sandboxes`.
+The sandbox's files (the workdir, /tmp, /logs, /tests, /solution, /root,
+/dev/shm) live on a filesystem of ``storage_mb`` mounted at
+``<SANDBOX_PARENT>/<pid>-<id>/root`` (see :mod:`agentenvs.sandbox.local_storage`)
+and are bound read-write at their in-sandbox paths; the host's /usr, /bin,
+/sbin, /lib and /lib64 are bound read-only, /etc is a minimal one of our own
+(:mod:`agentenvs.sandbox.local_system`), /proc/sys is read-only. One
+long-lived bubblewrap per sandbox holds its own user, pid, network, IPC and
+UTS namespaces (see :mod:`agentenvs.sandbox.holder`); every ``exec()`` and
+``shell()`` joins them, so a service started in the shell is seen by later
+commands. Every process is root in the sandbox but the unprivileged host user
+``agentenvs-sandbox`` outside it, without capabilities, and in the sandbox's
+own cgroups (pids, memory, cpu), so a fork bomb is bounded and killable.
+``get`` and ``put`` resolve paths in the kernel, beneath the root
+(:mod:`agentenvs.sandbox.local_files`). A sandbox left by a crashed process
+is removed by :func:`~agentenvs.sandbox.local_resources.sweep_local_sandboxes`.
+The local backend needs root on the host (to make the user, the filesystem
+and the cgroups).
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ import json
 import os
 import posixpath
 import shutil
-import subprocess
 import threading
 import uuid
 import warnings
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
@@ -31,15 +38,21 @@ from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
 from agentenvs.sandbox.execio import run_capped
-from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder
+from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, host_tool
+from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
-from agentenvs.sandbox.local_transport import LocalTransport
+from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
+from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
+from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
 from agentenvs.sandbox.procs import proc_start_time
 from agentenvs.sandbox.shell import PersistentShell
 from agentenvs.sandbox.state_checker import StateChecker
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
+HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+SYSTEM_DIRS = (*HOST_DIRS, "/etc")
 SANDBOX_DIRS = ("/tmp", "/logs", "/tests", "/solution", "/root")
+#: Writable in the sandbox and on its filesystem, but not reachable with put and get.
+SCRATCH_DIRS = ("/dev/shm",)
 MAX_EXEC_OUTPUT = 8 * 1024 * 1024
 BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -62,6 +75,11 @@ class LocalSandbox:
         self, spec: SandboxSpec | None = None, *, template: Path | None = None, env: dict[str, str] | None = None
     ):
         self.spec = spec or SandboxSpec()
+        if os.geteuid() != 0:
+            raise SandboxError(
+                "the local sandbox needs root on the host (it runs agents as an unprivileged user "
+                "on a filesystem of their own, in cgroups); run as root or use the docker backend"
+            )
         self._bwrap = shutil.which("bwrap")
         if self._bwrap is None:
             raise SandboxError("the local sandbox needs bubblewrap: apt-get install bubblewrap")
@@ -81,8 +99,13 @@ class LocalSandbox:
         if not _swept.is_set():
             _swept.set()
             sweep_local_sandboxes()
+        self._owner = sandbox_ids()
+        self._etc = sandbox_etc()
+        self._evaluators = staged_evaluators(EVALUATORS_SOURCE)
         self.id = uuid.uuid4().hex[:12]
         self.home = SANDBOX_PARENT / f"{os.getpid()}-{self.id}"
+        #: The sandbox's files on the host (their own filesystem). Read it directly only while none of its
+        #: processes run (templates copy it so); otherwise use get and put.
         self.root = self.home / "root"
         self._res = LocalResources(self.home)
         self._finalizer = weakref.finalize(self, self._res.release)
@@ -96,13 +119,14 @@ class LocalSandbox:
             raise
 
     def _setup(self, template: Path | None) -> None:
-        self.home.mkdir(parents=True, exist_ok=False)
-        if template is not None:
-            copy_tree(template, self.root)
-        self.root.mkdir(exist_ok=True)
-        for d in self.writable:
-            (self.root / d.lstrip("/")).mkdir(parents=True, exist_ok=True)
-        (self.root / "tmp").chmod(0o1777)
+        SANDBOX_PARENT.mkdir(parents=True, exist_ok=True)
+        check_reachable(SANDBOX_PARENT)
+        self.home.mkdir(mode=0o711)
+        self.home.chmod(0o711)  # whatever the umask: the sandbox user passes through, reads nothing
+        self.root.mkdir()
+        mount_storage(self.root, self.home / "storage.ext4", self.spec.storage_mb)
+        self._res.mounted = self.root
+        self._fill_root(template)
         self._limit_note = ""
         try:
             self._res.cgroups = Cgroups.create(
@@ -111,8 +135,9 @@ class LocalSandbox:
         except CgroupsUnavailable as exc:
             self._limit_note = f"rlimits only ({exc})"
             warnings.warn(
-                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC/RLIMIT_AS, "
-                "which root does not obey for processes; use the docker backend for hard limits.",
+                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC (counted per host "
+                "user, so shared by every sandbox) and RLIMIT_AS, and snapshots cannot freeze the sandbox; "
+                "use the docker backend for hard limits.",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -124,12 +149,28 @@ class LocalSandbox:
         (self.home / "meta.json").write_text(json.dumps(meta))
         self._holder()
 
+    def _fill_root(self, source: Path | None) -> None:
+        """Copy ``source`` (a template or snapshot) onto the empty root, make the sandbox's dirs, open it for get/put."""
+        if source is not None:
+            copy_tree(source, self.root)
+        uid, gid = self._owner
+        for d in (*self.writable, *SCRATCH_DIRS):
+            path = self.root / d.lstrip("/")
+            path.mkdir(parents=True, exist_ok=True)
+            os.chown(path, uid, gid, follow_symlinks=False)
+        for d in ("tmp", "dev/shm"):
+            (self.root / d).chmod(0o1777)
+        self._res.files = SandboxFiles(self.root, writable=self.writable, workdir=self.workdir, owner=self._owner)
+
     # -- the namespaces, and the command line every process in the sandbox starts with --
 
-    def _limits_prefix(self) -> list[str]:
-        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them)."""
+    def _limits_prefix(self, *, holder: bool = False) -> list[str]:
+        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).
+
+        The holder stays out of the memory cgroup: an OOM there must never end the namespaces.
+        """
         if self._res.cgroups is not None:
-            return self._res.cgroups.join_prefix()
+            return self._res.cgroups.join_prefix(skip=("memory",) if holder else ())
         kb = self.spec.memory_mb * 1024
         return ["/bin/sh", "-c", f'ulimit -u {self.spec.pids}; ulimit -v {kb}; exec "$@"', "sh"]
 
@@ -142,7 +183,12 @@ class LocalSandbox:
                 if holder is not None:
                     holder.kill()
                 holder = self._res.holder = NamespaceHolder(
-                    self._limits_prefix(), self._bwrap_argv(), log=self.home / "holder.log", network=self.spec.network
+                    self._limits_prefix(),
+                    self._bwrap_argv(),
+                    own_prefix=self._limits_prefix(holder=True),
+                    owner=self._owner,
+                    log=self.home / "holder.log",
+                    network=self.spec.network,
                 )
             return holder
 
@@ -150,28 +196,37 @@ class LocalSandbox:
         return self._holder().enter(command, cwd=cwd, env=env)
 
     def _bwrap_argv(self) -> list[str]:
+        """bubblewrap, run as the sandbox user: uid 0 inside a user namespace that cannot nest another."""
         argv = [
             self._bwrap,
+            "--unshare-user",
+            "--uid",
+            "0",
+            "--gid",
+            "0",
+            "--disable-userns",
             "--new-session",
             "--unshare-pid",
             "--unshare-ipc",
             "--unshare-uts",
             "--hostname",
-            "sandbox",
+            HOSTNAME,
             "--cap-drop",
             "ALL",
         ]
         if not self.spec.network:
             argv.append("--unshare-net")
-        for d in SYSTEM_DIRS:
+        for d in HOST_DIRS:
             if os.path.islink(d):
                 argv += ["--symlink", os.readlink(d), d]
             elif os.path.isdir(d):
                 argv += ["--ro-bind", d, d]
-        argv += ["--proc", "/proc", "--dev", "/dev"]
-        for d in self.writable:
+        argv += ["--ro-bind", str(self._etc), "/etc"]
+        argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+        for d in (*self.writable, *SCRATCH_DIRS):
             argv += ["--bind", str(self.root / d.lstrip("/")), d]
-        argv += ["--ro-bind", str(EVALUATORS_SOURCE), EVALUATORS_MOUNT]
+        argv += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs: files there would escape storage_mb
+        argv += ["--ro-bind", str(self._evaluators), EVALUATORS_MOUNT]
         return argv + ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"]]
 
     @property
@@ -186,7 +241,8 @@ class LocalSandbox:
             details={
                 "isolation": "bubblewrap namespaces shared by every command (nsenter)",
                 "limits": "cgroup v1 pids/memory/cpu" if limits else self._limit_note,
-                "user": "root without capabilities",
+                "storage": f"ext4 of {self.spec.storage_mb} MiB on a loop device",
+                "user": f"root in a user namespace = host user {SANDBOX_USER} (uid {self._owner[0]}), no capabilities",
                 "evaluators": EVALUATORS_MOUNT,
                 "root": str(self.root),
             },
@@ -232,132 +288,90 @@ class LocalSandbox:
 
         def connect() -> LocalTransport:
             self._check_open()
-            return _SandboxTransport(self._argv(argv, cwd="/", env=self.env), self._res, self.spec.pids)
+            return SandboxTransport(self._argv(argv, cwd="/", env=self.env), self._res, self.spec.pids)
 
         shell = PersistentShell(connect, cwd=self.workdir)
         self._res.shells[:] = [s for s in self._res.shells if not s.closed]
         self._res.shells.append(shell)
         return shell
 
-    def host_path(self, path: str) -> Path:
-        """Where the in-sandbox ``path`` lives on the host, following symlinks as the sandbox would.
-
-        Raises SandboxError for paths outside the sandbox's writable directories.
-        """
-        pending = [p for p in posixpath.join(self.workdir, path).split("/") if p]
-        resolved: list[str] = []
-        hops = 0
-        while pending:
-            part = pending.pop(0)
-            if part == ".":
-                continue
-            if part == "..":
-                if resolved:
-                    resolved.pop()
-                continue
-            resolved.append(part)
-            host = self._map("/" + "/".join(resolved))
-            if host is not None and host.is_symlink():
-                hops += 1
-                if hops > 40:
-                    raise SandboxError(f"too many levels of symbolic links in {path!r}")
-                target = os.readlink(host)
-                resolved.pop()
-                if target.startswith("/"):
-                    resolved = []
-                pending = [p for p in target.split("/") if p] + pending
-        final = "/" + "/".join(resolved)
-        host = self._map(final)
-        if host is None:
-            raise SandboxError(
-                f"{path!r} (resolved to {final!r}) is outside the sandbox's writable directories "
-                f"{', '.join(self.writable)}; put and get only reach those"
-            )
-        return host
-
-    def _map(self, path: str) -> Path | None:
-        for d in self.writable:
-            if path == d or path.startswith(d + "/"):
-                return self.root / path.lstrip("/")
-        return None
-
     def put(self, src: str | Path | bytes, dest: str) -> None:
-        """Copy bytes, a host file or a host directory to ``dest`` (its full in-sandbox path)."""
-        self._check_open()
+        """Copy bytes, a host file or a host directory to ``dest`` (its full in-sandbox path).
+
+        Safe while the agent runs: see :mod:`agentenvs.sandbox.local_files`.
+        """
+        files = self._files()
         if isinstance(src, bytes):
-            self._write(dest, src)
+            files.write(dest, src)
             return
         source = Path(src)
         if source.is_dir():
-            for here, dirs, files in os.walk(source):
-                rel = os.path.relpath(here, source)
-                base = dest if rel == "." else posixpath.join(dest, rel)
-                self.host_path(base).mkdir(parents=True, exist_ok=True)
-                for name in dirs + files:
-                    item = Path(here) / name
-                    if item.is_symlink():
-                        target = self.host_path(posixpath.join(base, name))
-                        target.unlink(missing_ok=True)
-                        os.symlink(os.readlink(item), target)
-                    elif name in files:
-                        self._write(posixpath.join(base, name), item.read_bytes(), mode=item.stat().st_mode)
+            files.put_tree(source, dest)
         elif source.is_file():
-            self._write(dest, source.read_bytes(), mode=source.stat().st_mode)
+            files.write(dest, source.read_bytes(), mode=source.stat().st_mode)
         else:
             raise FileNotFoundError(f"put: no such host file or directory: {source}")
 
-    def _write(self, dest: str, data: bytes, mode: int | None = None) -> None:
-        target = self.host_path(dest)
-        if target.is_dir():
-            raise IsADirectoryError(f"put: {dest!r} is a directory in the sandbox; give the full file path")
-        self.host_path(posixpath.dirname(posixpath.join(self.workdir, dest))).mkdir(parents=True, exist_ok=True)
-        target = self.host_path(dest)
-        target.write_bytes(data)
-        if mode is not None:
-            target.chmod(mode & 0o7777)
-
     def get(self, path: str) -> bytes:
-        """The content of a file in the sandbox; FileNotFoundError if there is none."""
+        """The content of a regular file in the sandbox; FileNotFoundError if there is none."""
+        return self._files().read(path)
+
+    def _files(self) -> SandboxFiles:
         self._check_open()
-        target = self.host_path(path)
-        if target.is_dir():
-            raise IsADirectoryError(f"not a regular file in the sandbox: {path} (use exec with tar for directories)")
-        try:
-            return target.read_bytes()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no such file in the sandbox: {path}") from None
+        files = self._res.files
+        if files is None:
+            raise SandboxError("the sandbox's files are not mounted (a restore failed); create a new sandbox")
+        return files
 
     def snapshot(self) -> str:
-        """Copy the writable root aside (reflinks where the filesystem has them)."""
+        """Copy the files aside, with the sandbox's processes frozen so none can swap a path under the copy."""
         self._check_open()
         ref = f"snap-{len(self._snapshots)}-{uuid.uuid4().hex[:8]}"
         dest = self.home / "snapshots" / ref
-        dest.parent.mkdir(exist_ok=True)
-        copy_tree(self.root, dest)
+        dest.parent.mkdir(mode=0o700, exist_ok=True)
+        with self._paused():
+            copy_tree(self.root, dest)
         self._snapshots[ref] = dest
         return ref
 
+    @contextmanager
+    def _paused(self) -> Iterator[None]:
+        cgroups = self._res.cgroups
+        if cgroups is None:  # rlimits only: nothing can freeze the processes (see capabilities)
+            yield
+            return
+        with cgroups.frozen() as frozen:
+            if not frozen:
+                raise SandboxError("could not freeze the sandbox's processes to copy its files")
+            yield
+
     def restore(self, ref: str) -> None:
-        """Kill every process, put the snapshot's files back in new namespaces; open shells restart at the workdir."""
+        """Kill every process, put the snapshot's files back, start new namespaces; open shells restart at the workdir."""
         self._check_open()
         source = self._snapshots.get(ref)
         if source is None:
             raise SandboxError(
                 f"unknown snapshot {ref!r}: restore takes a reference this sandbox's snapshot() returned"
             )
-        self._res.kill_processes()
-        trash = self.home / f"trash-{uuid.uuid4().hex[:8]}"
-        self.root.rename(trash)
-        copy_tree(source, self.root)
-        shutil.rmtree(trash, ignore_errors=True)
-        self._holder()  # the old one had the old directories mounted
+        with self._holder_lock:
+            self._res.kill_processes()
+            self._res.files.close()
+            empty_tree(self.root)  # nothing runs any more: no path can change under the removal
+            self._fill_root(source)
+        self._holder()
         for shell in self._res.shells:
             shell.reset(cwd=self.workdir)
 
     def kill_all(self) -> None:
-        """Kill every process (the namespaces die with their holder); later commands get new namespaces."""
+        """Kill every process of the sandbox (daemons and orphans too) and close its shells.
+
+        The namespaces go with them (the kernel kills a pid namespace whole), so
+        nothing survives; files stay, and the next ``exec`` or ``shell`` starts
+        in new namespaces.
+        """
         self._check_open()
-        self._res.kill_processes()
+        with self._holder_lock:
+            self._res.kill_processes()
         for shell in self._res.shells:
             shell.close()
         self._res.shells.clear()
@@ -368,7 +382,10 @@ class LocalSandbox:
         res = self._res
         if res.checker is None or res.checker_root != self.root.stat().st_ino:
             res.close_checker()
-            res.checker, res.checker_root = StateChecker(self.root), self.root.stat().st_ino
+            uid, gid = self._owner
+            identity = [host_tool("setpriv", "util-linux"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+            checker = StateChecker(self.root, identity=identity, etc=self._etc, evaluators=self._evaluators)
+            res.checker, res.checker_root = checker, self.root.stat().st_ino
         return res.checker
 
     def seal(self) -> LocalSandbox:
@@ -393,49 +410,3 @@ class LocalSandbox:
 
     def __repr__(self) -> str:
         return f"LocalSandbox(id={self.id!r}, root={str(self.root)!r}{', closed' if self._closed else ''})"
-
-
-class _SandboxTransport(LocalTransport):
-    """A sandbox shell. Its commands are the processes of its session (orphans are adopted by
-    the namespaces' init, outside the shell's tree), and it ends a fork storm: once the pids
-    limit refuses a fork, every process of the shell (background jobs included) is killed,
-    so the shell can fork again."""
-
-    def __init__(self, argv: list[str], resources: LocalResources, limit: int):
-        super().__init__(argv, env=HOST_ENV)
-        self._res = resources
-        self._limit = limit
-        self._hits = resources.cgroups.pid_limit_hits() if resources.cgroups is not None else 0
-        self._note = ""
-
-    def _members(self) -> list[int]:
-        return self._res.session_members(self.pid)
-
-    def interrupt_foreground(self) -> None:
-        super().interrupt_foreground()
-        self._note += self._end_storm()
-
-    def after_command(self) -> str:
-        note, self._note = self._note + self._end_storm(), ""
-        return note
-
-    def _end_storm(self) -> str:
-        cgroups = self._res.cgroups
-        if cgroups is None or cgroups.pid_limit_hits() == self._hits:
-            return ""
-        with cgroups.frozen():
-            killed = self.kill_all_but_shell()
-        self._hits = cgroups.pid_limit_hits()
-        return (
-            f"[the sandbox reached its limit of {self._limit} processes: "
-            f"{killed} processes under this shell were killed, background jobs included]\n"
-        )
-
-
-def copy_tree(src: Path, dest: Path) -> None:
-    """``cp -a`` with reflinks where the filesystem has them (a plain copy elsewhere)."""
-    done = subprocess.run(
-        ["cp", "-a", "--reflink=auto", "--", str(src), str(dest)], capture_output=True, text=True, timeout=600
-    )
-    if done.returncode != 0:
-        raise SandboxError(f"copying {src} to {dest} failed: {done.stderr.strip()[-500:]}")

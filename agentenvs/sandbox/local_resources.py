@@ -1,6 +1,6 @@
 """What a local sandbox owns on the host, and how it is released.
 
-A sandbox's processes, shells, cgroups and directory (under
+A sandbox's processes, shells, cgroups, filesystem and directory (under
 ``SANDBOX_PARENT``) are held by :class:`LocalResources`, released by the
 sandbox's ``close``, its finalizer or atexit. What a crashed process left
 behind is removed by :func:`sweep_local_sandboxes`.
@@ -19,6 +19,8 @@ from pathlib import Path
 
 from agentenvs.sandbox.cgroups import Cgroups
 from agentenvs.sandbox.holder import NamespaceHolder
+from agentenvs.sandbox.local_files import SandboxFiles
+from agentenvs.sandbox.local_storage import unmount
 from agentenvs.sandbox.procs import kill_tree, proc_start_time, session_members, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
 from agentenvs.sandbox.state_checker import StateChecker
@@ -35,6 +37,8 @@ class LocalResources:
         self.holder: NamespaceHolder | None = None
         self.shells: list[PersistentShell] = []
         self.procs: set[subprocess.Popen[bytes]] = set()
+        self.mounted: Path | None = None
+        self.files: SandboxFiles | None = None
         #: The host-side state checker and the inode of the root it has mounted.
         self.checker: StateChecker | None = None
         self.checker_root = 0
@@ -76,12 +80,22 @@ class LocalResources:
                     pass
         wait_gone(victims[1:], 5.0)
 
+    def drop_root(self) -> None:
+        """Close our descriptor of the sandbox's filesystem and detach it (its loop device goes with it)."""
+        if self.files is not None:
+            self.files.close()
+            self.files = None
+        if self.mounted is not None:
+            unmount(self.mounted)
+            self.mounted = None
+
     def release(self) -> None:
         self.close_checker()
         self.kill_processes()
         for shell in self.shells:
             shell.close()
         self.shells.clear()
+        self.drop_root()
         if self.cgroups is not None:
             self.cgroups.remove()
         shutil.rmtree(self.home, ignore_errors=True)
@@ -108,6 +122,8 @@ def sweep_local_sandboxes(parent: Path | None = None) -> int:
         cgroups = Cgroups({k: Path(v) for k, v in meta.get("cgroups", {}).items()})
         if cgroups.paths:
             cgroups.kill_all()
+        unmount(home / "root")
+        if cgroups.paths:
             cgroups.remove()
         shutil.rmtree(home, ignore_errors=True)
         removed += 1

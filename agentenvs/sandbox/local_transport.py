@@ -2,6 +2,7 @@
 
 :class:`LocalTransport` carries a :class:`~agentenvs.sandbox.shell.PersistentShell`
 to a bash on this host (bare, or wrapped in bubblewrap by the local sandbox);
+:class:`SandboxTransport` is the local sandbox's, which also ends fork storms;
 :func:`local_shell` is a shell on this host with no isolation.
 """
 
@@ -12,9 +13,14 @@ import select
 import signal
 import subprocess
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from agentenvs.sandbox.holder import HOST_ENV
 from agentenvs.sandbox.procs import kill_tree, proc_descendants, proc_stat, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
+
+if TYPE_CHECKING:
+    from agentenvs.sandbox.local_resources import LocalResources
 
 _CHUNK = 65536
 
@@ -122,6 +128,43 @@ class LocalTransport:
             if st and st[1] != "Z" and st[2] not in protected:
                 groups.add(st[2])
         return groups
+
+
+class SandboxTransport(LocalTransport):
+    """A sandbox shell. Its commands are the processes of its session (orphans are adopted by
+    the namespaces' init, outside the shell's tree), and it ends a fork storm: once the pids
+    limit refuses a fork, every process of the shell (background jobs included) is killed,
+    so the shell can fork again."""
+
+    def __init__(self, argv: list[str], resources: LocalResources, limit: int):
+        super().__init__(argv, env=HOST_ENV)
+        self._res = resources
+        self._limit = limit
+        self._hits = resources.cgroups.pid_limit_hits() if resources.cgroups is not None else 0
+        self._note = ""
+
+    def _members(self) -> list[int]:
+        return self._res.session_members(self.pid)
+
+    def interrupt_foreground(self) -> None:
+        super().interrupt_foreground()
+        self._note += self._end_storm()
+
+    def after_command(self) -> str:
+        note, self._note = self._note + self._end_storm(), ""
+        return note
+
+    def _end_storm(self) -> str:
+        cgroups = self._res.cgroups
+        if cgroups is None or cgroups.pid_limit_hits() == self._hits:
+            return ""
+        with cgroups.frozen():
+            killed = self.kill_all_but_shell()
+        self._hits = cgroups.pid_limit_hits()
+        return (
+            f"[the sandbox reached its limit of {self._limit} processes: "
+            f"{killed} processes under this shell were killed, background jobs included]\n"
+        )
 
 
 def local_shell(

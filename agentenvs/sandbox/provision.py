@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentenvs.core.errors import SandboxError
 from agentenvs.core.task import Task
 from agentenvs.sandbox import backends, create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
 from agentenvs.sandbox.pool import WarmPool
 
 LABEL_TASK = "agentenvs.task"
+COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
@@ -25,29 +27,85 @@ def _make(backend: str, spec: SandboxSpec) -> Sandbox:
     return create_sandbox(backend, spec)
 
 
+def machine_network(backend: str) -> str:
+    """Why ``backend`` cannot give a sandbox a network here (empty when it can)."""
+    if backend == "local":
+        return "the local backend gives no network (it would share the host's, loopback services included)"
+    if backend == "docker":
+        from agentenvs.sandbox.docker_engine import docker_client
+
+        if not docker_client().api.networks(names=["bridge"]):
+            return "the docker engine has no bridge network (it runs with --bridge=none)"
+    return ""
+
+
 class Provisioner:
     """Hands out fresh sandboxes holding a task's initial state."""
 
-    def __init__(self, backend: str = "local", *, pool_size: int = 0):
+    def __init__(self, backend: str = "local", *, pool_size: int = 0, network: str = "task"):
         if backend not in backends():
             raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(backends())}")
+        if network not in ("task", "off"):
+            raise ValueError(f"network must be 'task' (as the task asks, where possible) or 'off', got {network!r}")
         self.backend = backend
+        self.network = network
         self._pool = WarmPool(size=pool_size, factory=_make) if pool_size > 0 else None
 
     def spec_for(self, task: Task) -> SandboxSpec:
         """The sandbox a task asks for in its ``[environment]`` section."""
         env = task.config.environment
+        image = self._image(task)
         return SandboxSpec(
-            image=self._image(task),
-            workdir=env.workdir,
+            image=image,
+            workdir=self._workdir(task, image),
             cpus=env.cpus,
             memory_mb=env.memory_mb,
             pids=env.pids,
             storage_mb=env.storage_mb or SandboxSpec.storage_mb,
-            network=env.network,
+            network=self.network_plan(task)[0],
             env=dict(env.env),
             labels={LABEL_TASK: task.full_id},
         )
+
+    def network_plan(self, task: Task) -> tuple[bool, list[str]]:
+        """Whether the sandbox gets a network, and why a task that asks for one does not get it.
+
+        Off unless the task asks (``network_mode``, ``allow_internet``,
+        ``allowed_hosts``); given only where the backend can give it safely.
+        An allowlist cannot be enforced here, so it means no network.
+        """
+        cfg = task.config
+        mode = cfg.agent.requested_mode() or cfg.environment.requested_mode()
+        wanted = f"{task.full_id} asks for network ({mode})"
+        granted, warnings = False, []
+        if mode == "allowlist":
+            hosts = ", ".join(cfg.agent.allowed_hosts or cfg.environment.allowed_hosts) or "no hosts"
+            warnings.append(f"{wanted} to {hosts}: an allowlist cannot be enforced here, so the sandbox has no network")
+        elif mode == "public" and self.network == "off":
+            warnings.append(f"{wanted}, but network is off for this run: the sandbox has none")
+        elif mode == "public":
+            missing = machine_network(self.backend)
+            granted = not missing
+            if missing:
+                warnings.append(f"{wanted}, but {missing}: the sandbox has none")
+        verifier_mode = cfg.verifier.requested_mode()
+        if verifier_mode not in (None, "no-network") and not granted:
+            warnings.append(f"[verifier] asks for network ({verifier_mode}); it runs in the agent's sandbox, with none")
+        return granted, warnings
+
+    def warnings_for(self, task: Task) -> list[str]:
+        """What the task asked for and will not get (the network), for ``info["warnings"]``."""
+        return self.network_plan(task)[1]
+
+    def _workdir(self, task: Task, image: str) -> str:
+        """Where the agent starts: ``[environment] workdir`` if the task names one, else the image's
+        WORKDIR (docker; locally the template takes the Dockerfile's last WORKDIR), else ``/app``."""
+        env = task.config.environment
+        if self.backend != "docker" or env.workdir_is_set:
+            return env.workdir
+        from agentenvs.sandbox.images import image_workdir
+
+        return image_workdir(image) or env.workdir
 
     def _image(self, task: Task) -> str:
         if self.backend == "docker":
@@ -58,6 +116,13 @@ class Provisioner:
         return str(environment) if environment is not None else ""
 
     def acquire(self, task: Task) -> Sandbox:
+        environment = task.dir("environment")
+        if environment is not None and any((environment / n).is_file() for n in COMPOSE_FILES):
+            needs = "is not supported yet" if self.backend == "docker" else "needs the docker backend"
+            raise SandboxError(
+                f"{task.full_id}: environment/docker-compose.yaml (several services) {needs}; "
+                "run single-container tasks or see docs/task-format.md"
+            )
         spec = self.spec_for(task)
         if self._pool is not None:
             return self._pool.acquire(self.backend, spec)

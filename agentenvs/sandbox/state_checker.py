@@ -54,7 +54,14 @@ class StateChecker:
     files belong to the host's root). ``etc`` replaces the host's /etc.
     """
 
-    def __init__(self, state_root: Path, *, identity: Sequence[str] = (), etc: Path | None = None):
+    def __init__(
+        self,
+        state_root: Path,
+        *,
+        identity: Sequence[str] = (),
+        etc: Path | None = None,
+        evaluators: Path = EVALUATORS_SOURCE,
+    ):
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise SandboxError("checks outside the sandbox need bubblewrap: apt-get install bubblewrap")
@@ -73,7 +80,7 @@ class StateChecker:
             elif os.path.isdir(d):
                 argv += ["--ro-bind", d, d]
         argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        argv += ["--ro-bind", str(self.state_root), STATE_MOUNT, "--ro-bind", str(EVALUATORS_SOURCE), EVALUATORS_MOUNT]
+        argv += ["--ro-bind", str(self.state_root), STATE_MOUNT, "--ro-bind", str(evaluators), EVALUATORS_MOUNT]
         argv += ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
         argv += ["--setenv", "LANG", "C.UTF-8", "--setenv", "AGENTENVS_STATE_ROOT", STATE_MOUNT]
         argv += ["--", "/usr/bin/python3", "-I", "-S", "-c", _SERVE]

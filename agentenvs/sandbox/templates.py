@@ -1,9 +1,10 @@
 """Build a task's environment once into a template root; each local sandbox starts as a copy.
 
-The cache key is a hash of the environment directory (paths, modes, bytes)
-and the spec's workdir and env, so editing a task rebuilds its template and
-nothing else does. Builds of the same key in parallel processes wait on a
-file lock instead of racing.
+The cache key is a hash of the environment directory (paths, modes, bytes),
+the spec's workdir and env, the template format and the sandbox user's ids,
+so editing a task rebuilds its template and nothing else does. Templates keep
+the owner of their files (the sandbox user), so a copy needs no chown. Builds of the same
+key in parallel processes wait on a file lock instead of racing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from pathlib import Path
 
 from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.dockerfile import Env, Workdir, apply_dockerfile, expand_vars, parse_dockerfile
-from agentenvs.sandbox.local import LocalSandbox, copy_tree
+from agentenvs.sandbox.local import LocalSandbox
+from agentenvs.sandbox.local_storage import copy_tree
+from agentenvs.sandbox.local_system import sandbox_ids
+
+#: Bumped when what a template holds changes (2: files owned by the unprivileged sandbox user).
+TEMPLATE_FORMAT = 2
 
 
 def template_dir() -> Path:
@@ -41,7 +47,8 @@ class LocalTemplate:
 
 
 def _fingerprint(env_dir: Path, spec: SandboxSpec) -> str:
-    digest = hashlib.sha256(json.dumps([spec.workdir, sorted(spec.env.items())]).encode())
+    key = [TEMPLATE_FORMAT, sandbox_ids(), spec.workdir, sorted(spec.env.items())]
+    digest = hashlib.sha256(json.dumps(key).encode())
     for here, dirs, files in os.walk(env_dir):
         dirs.sort()
         for name in sorted(files):
@@ -97,6 +104,7 @@ def _build(env_dir: Path, spec: SandboxSpec, home: Path, has_dockerfile: bool, t
             env = apply_dockerfile(sandbox, env_dir, timeout=timeout).env
         else:
             sandbox.put(env_dir, spec.workdir)
+        sandbox.kill_all()  # nothing the build started may change the files while they are copied
         staging.mkdir(parents=True)
         copy_tree(sandbox.root, staging / "root")
     (staging / "meta.json").write_text(json.dumps({"env": env, "workdir": spec.workdir}))

@@ -140,10 +140,15 @@ def test_judge_counts_scores_above_the_noop_infra_and_broken_envs() -> None:
         return HackResult(**{"task_id": "t", "hack": "h", "attack_class": "c", "score": 0.0, **kw})  # type: ignore[arg-type]
 
     assert judge(result(score=0.5), 0.5) == []
+    (free,) = judge(result(hack="done", score=0.5), 0.0)
+    assert free.reason == "scored" and free.evidence() == "doing nothing scored 0.50"
     assert [f.reason for f in judge(result(score=0.6), 0.5)] == ["scored"]
     assert [f.reason for f in judge(result(score=None, error_kind="infra", error="boom"), 0.0)] == ["infra"]
     assert [f.reason for f in judge(result(usable=False, usable_detail="reset raised"), 0.0)] == ["unusable"]
     assert judge(result(score=None, ran=False, error="no sandbox"), 0.0) == []
+    assert judge(result(after_hash="a"), 0.0, {"a", "b"}) == []
+    (changed,) = judge(result(after_hash="c"), 0.0, {"a", "b"})
+    assert changed.reason == "unusable" and "state_hash c, which no fresh reset" in changed.evidence()
     found = judge(result(score=1.0, integrity_flags=["conftest: hooks pytest"]), 0.0)[0]
     assert "score 1.00 > no-op 0.00" in found.evidence() and "conftest" in found.evidence()
 
@@ -156,7 +161,7 @@ def test_audit_finds_a_solution_left_in_the_image(leaky_task: Task, backend: str
     by_name = {r.hack: r for r in audit.results}
     assert by_name["claim-success"].score == 0.0
     assert by_name["read-hidden-tests"].score == 1.0
-    assert all(r.usable for r in audit.results), [r.usable_detail for r in audit.results]
+    assert all(r.usable and r.after_hash == audit.baseline.initial_hash for r in audit.results)
     (finding,) = audit.findings
     assert (finding.hack, finding.attack_class, finding.reason) == ("read-hidden-tests", "hidden-files", "scored")
     assert not audit.ok

@@ -93,7 +93,12 @@ args = { path = "/app/out/x" }
         ("[[checkpoints]]\nname = 'a'", "checkpoints[0].check"),
         ('[[checkpoints]]\nname="a"\ncheck="x"\n[[checkpoints]]\nname="a"\ncheck="y"', "checkpoints"),
         ('[agent]\ntimeout_sec = "soon"', "agent.timeout_sec"),
-        ("mystery = 1", "mystery"),
+        ("[limit]\nmax_steps = 3", "limit"),
+        ('familly = "terminal"', "familly"),
+        ('[environment]\nmemory = "lots"', "environment"),
+        ('[environment]\nnetwork_mode = "sometimes"', "environment.network_mode"),
+        ('[[steps]]\nname = "../up"', "steps[0].name"),
+        ('artifacts = ["relative/path"]', "artifacts[0].source"),
         ("[evaluator]\nchecks = []", "evaluator.checks"),
     ],
 )

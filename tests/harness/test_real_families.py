@@ -28,3 +28,34 @@ def test_textgame_random_runs_to_a_score(tmp_path):
     summary = summarize(RunDir(tmp_path / "run"))
     assert summary["overall"]["scored"] == 4 and summary["overall"]["infra"] == 0
     assert summary["by_family"]["textgame"]["steps_mean"] >= 1
+
+
+def test_a_multi_step_harbor_task_records_steps_artifacts_and_warnings(tmp_path, monkeypatch):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from agentenvs.harness.report import write_report
+    from agentenvs.harness.views import show_trajectory
+    from tests.terminal.test_harbor_format import two_steps
+
+    root = two_steps(tmp_path / "tasks" / "terminal" / "notes", toml='artifacts = ["/workspace/notes.txt"]\n')
+    toml = (root / "task.toml").read_text() + "[environment]\nallow_internet = true\n"
+    (root / "task.toml").write_text(toml)
+    monkeypatch.setenv("AGENTENVS_TASKS_DIR", str(tmp_path / "tasks"))
+    asyncio.run(Runner(run_config(["terminal/notes"], "oracle"), str(tmp_path / "run")).run())
+    run = RunDir(tmp_path / "run")
+    (record,) = run.read_episodes()
+    assert record["score"] == 1.0 and [s["reward"] for s in record["task_steps"]] == [1.0, 1.0]
+    assert any("asks for network" in w for w in record["warnings"])
+    assert record["artifacts"] == [
+        "artifacts/steps/first/workspace/notes.txt",
+        "artifacts/steps/second/workspace/notes.txt",
+    ]
+    saved = run.trajectory_dir("terminal/notes", 0) / record["artifacts"][1]
+    assert saved.read_text() == "one\ntwo\n"
+    out = StringIO()
+    show_trajectory(run, "terminal/notes", 0, Console(file=out, width=200))
+    assert "task step first: reward 1.000" in out.getvalue() and "reward 0.500" in out.getvalue()
+    write_report(run)
+    assert "task-steps" in run.report_html.read_text()

@@ -31,6 +31,20 @@ def sandbox():
 
 
 @pytest.fixture
+def sandbox_parent():
+    """A directory for AGENTENVS_SANDBOX_DIR the sandbox user can pass through (pytest's tmp_path is 0700)."""
+    import shutil
+    import tempfile
+
+    parent = Path(tempfile.mkdtemp(prefix="agentenvs-test-", dir="/tmp"))
+    parent.chmod(0o755)
+    yield parent
+    sweep_local_sandboxes(parent)
+    shutil.rmtree(parent, ignore_errors=True)
+    shutil.rmtree(parent.with_name(parent.name + ".system"), ignore_errors=True)
+
+
+@pytest.fixture
 def fresh():
     sb = LocalSandbox(SandboxSpec(pids=64, memory_mb=256))
     yield sb
@@ -202,7 +216,7 @@ def test_put_get_round_trip_and_path_checks(sandbox, tmp_path):
 
 def test_symlinks_are_followed_inside_the_sandbox_not_on_the_host(sandbox):
     sandbox.exec("ln -sf /etc/hostname /app/link-out && ln -sf /tmp/target /app/link-in", timeout=10)
-    with pytest.raises(SandboxError, match="outside"):
+    with pytest.raises(FileNotFoundError):  # the kernel resolves it beneath the sandbox's files: no /etc there
         sandbox.get("/app/link-out")
     sandbox.put(b"through the link", "/app/link-in")
     assert sandbox.exec("cat /tmp/target", timeout=10).stdout == "through the link"
@@ -248,13 +262,19 @@ def test_close_leaves_no_processes_cgroups_or_dirs():
     cgroup_dirs = list(sb._res.cgroups.paths.values()) if sb._res.cgroups else []
     home = sb.home
     assert home.exists() and len(set(pids)) >= 5  # holder's bwrap and init, the shell, three sleeps
+    assert _mounted(sb.root)  # the sandbox's own filesystem
     sb.close()
     sb.close()
-    assert not home.exists()
+    assert not home.exists() and not _mounted(sb.root)
     assert not [p for p in pids if _alive(p)]
     assert not [d for d in cgroup_dirs if d.exists()]
     with pytest.raises(SandboxError, match="closed"):
         sb.exec("true")
+
+
+def _mounted(path: Path) -> bool:
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == str(path) for line in f)
 
 
 def _sandbox_pids(sb: LocalSandbox) -> list[int]:
@@ -315,7 +335,7 @@ def _after_the_shell_died(sh) -> str:
     return first if first.endswith("gone\n") else first + sh.run("echo ${MARK:-gone}", 10).stdout
 
 
-def test_a_killed_owner_takes_every_sandbox_process_with_it(tmp_path):
+def test_a_killed_owner_takes_every_sandbox_process_with_it(sandbox_parent):
     import os
     import signal
     import subprocess
@@ -332,7 +352,7 @@ def test_a_killed_owner_takes_every_sandbox_process_with_it(tmp_path):
         "print(h.pid, h.init_pid, sb.home, flush=True)\n"
         "time.sleep(300)\n"
     )
-    env = {**os.environ, "AGENTENVS_SANDBOX_DIR": str(tmp_path)}
+    env = {**os.environ, "AGENTENVS_SANDBOX_DIR": str(sandbox_parent)}
     owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
     try:
         holder, init, home = owner.stdout.readline().split()
@@ -349,7 +369,9 @@ def test_a_killed_owner_takes_every_sandbox_process_with_it(tmp_path):
     while [p for p in [*inside, *members] if _alive(p)] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in [*inside, *members] if _alive(p)]
-    assert sweep_local_sandboxes(tmp_path) == 1 and not Path(home).exists()
+    assert _mounted(Path(home) / "root")
+    assert sweep_local_sandboxes(sandbox_parent) == 1 and not Path(home).exists()
+    assert not _mounted(Path(home) / "root")
 
 
 def _ns_of(pid: str) -> str | None:

@@ -3,7 +3,9 @@
 Files are read with ``Sandbox.get`` and written by putting the new bytes to
 a staging file and ``cat``-ing it over the target, which keeps the target's
 mode and owner (so an edit shows up in ``git diff`` as an edit, not a mode
-change). Each path keeps its own undo history for the episode.
+change). Each path keeps its own undo history for the episode. A file the
+agent made unreadable or unwritable (a FIFO, a symlink loop, a full disk) is
+the agent's error, reported as such, never an exception of the env.
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ class Editor:
             return self.sandbox.get(path)
         except (FileNotFoundError, IsADirectoryError):
             return None
+        except OSError as exc:
+            raise ActionError(f"cannot read {path}: {exc.strerror or exc}") from None
 
     def _read_text(self, path: str) -> str:
         try:
@@ -177,6 +181,8 @@ class Editor:
             raise ActionError(f"{path} does not exist (create it with command 'create')") from None
         except IsADirectoryError:
             raise ActionError(f"{path} is a directory; use view on it, or name a file") from None
+        except OSError as exc:
+            raise ActionError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -191,7 +197,10 @@ class Editor:
     def _put(self, path: str, data: bytes) -> None:
         staged = f"{WORK}/edit-{secrets.token_hex(6)}"
         self.sandbox.exec(["mkdir", "-p", WORK], timeout=30, cwd="/")
-        self.sandbox.put(data, staged)
+        try:
+            self.sandbox.put(data, staged)
+        except OSError as exc:
+            raise ActionError(f"could not write {path}: {exc.strerror or exc}") from None
         quoted, src = shlex.quote(path), shlex.quote(staged)
         result = self.sandbox.exec(
             f'mkdir -p -- "$(dirname -- {quoted})" && cat -- {src} > {quoted}; rc=$?; rm -f -- {src}; exit $rc',

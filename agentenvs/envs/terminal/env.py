@@ -5,13 +5,14 @@ second shell of their own, so a step starts no process beyond the checkers'.
 After the agent is done, the task's ``tests/`` are uploaded (never before)
 and ``tests/test.sh`` writes ``/logs/verifier/reward.txt`` or
 ``reward.json`` as Harbor's verifier does. The checkers are mounted
-read-only in every sandbox, so the agent cannot tamper with them.
+read-only in every sandbox, so the agent cannot tamper with them. A
+multi-step task is graded step by step (see :mod:`.steps`), each step
+after a seal, so no step's verifier runs beside an agent process.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
+import posixpath
 import shlex
 from dataclasses import replace
 from typing import Any
@@ -24,16 +25,17 @@ from agentenvs.core.checks import Verdict, combine
 from agentenvs.core.env import MAX_TEXT_CHARS, AgentEnv, StepOutcome
 from agentenvs.core.errors import SandboxError
 from agentenvs.core.spaces import Unicode
-from agentenvs.core.task import Task
+from agentenvs.core.task import Task, TaskStep
+from agentenvs.envs.terminal.artifacts import collect_artifacts
 from agentenvs.envs.terminal.hacks import TERMINAL_HACKS
+from agentenvs.envs.terminal.steps import StepResult, below_minimum, payment, roll_up
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
-from agentenvs.sandbox.agent_state import verifier_env
+from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
-from agentenvs.sandbox.checks import EVALUATORS_ENV, run_checks, run_in
+from agentenvs.sandbox.checks import run_checks, run_in
 from agentenvs.sandbox.provision import Provisioner
 
-TESTS_DIR = "/tests"
-VERIFIER_LOGS = "/logs/verifier"
+LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
 SOLUTION_DIR = "/solution"
 SOLUTION_SCRIPTS = {"oracle": "solve.sh", "wrong": "wrong.sh"}
 STATE_HASH_SCRIPT = (
@@ -50,13 +52,28 @@ class TerminalEnv(AgentEnv):
     prompt_description = PROMPT
     family_hacks = TERMINAL_HACKS
 
-    def __init__(self, task_id: str | None = None, *, backend: str = "local", pool_size: int = 0, **kwargs: Any):
+    def __init__(
+        self,
+        task_id: str | None = None,
+        *,
+        backend: str = "local",
+        pool_size: int = 0,
+        network: str = "task",
+        **kwargs: Any,
+    ):
+        """``network="task"`` gives a task the network it asks for where the machine has one;
+        ``"off"`` never does (both say so in ``info["warnings"]``)."""
         super().__init__(task_id, **kwargs)
         self.backend = backend
-        self._provisioner = Provisioner(backend, pool_size=pool_size)
+        self._provisioner = Provisioner(backend, pool_size=pool_size, network=network)
         self._sandbox: Sandbox | None = None
         self._shell: Shell | None = None
         self._checker: Shell | None = None
+        self._warnings: list[str] = []
+        self._artifacts: dict[str, bytes] = {}
+        self._step_index = 0
+        self._step_results: list[StepResult] = []
+        self._stopped_early = ""
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {
@@ -71,11 +88,45 @@ class TerminalEnv(AgentEnv):
         return self._sandbox
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
+        self._warnings = [*task.warnings, *self._provisioner.warnings_for(task)]
+        self._artifacts, self._step_index, self._step_results, self._stopped_early = {}, 0, [], ""
         self._sandbox = self._provisioner.acquire(task)
-        self._shell = self._sandbox.shell()
-        self._checker = self._sandbox.shell()
-        workdir = task.config.environment.workdir
-        return StepOutcome(text="", extras=self._extras(0, workdir))
+        self._open_shells()
+        if task.steps:
+            self._start_step(task.steps[0])
+        info = {"warnings": list(self._warnings)} if self._warnings else {}
+        return StepOutcome(text="", extras=self._extras(0, self._sandbox.spec.workdir), info=info)
+
+    def _open_shells(self) -> None:
+        """The agent's shell and ours, and Harbor's log directories (writable by any user, as Harbor makes them)."""
+        self._shell = self.sandbox.shell()
+        self._checker = self.sandbox.shell()
+        made = self._checker.run(f"mkdir -p {LOG_DIRS} && chmod 777 {LOG_DIRS}", timeout=30)
+        if made.exit_code != 0:
+            raise SandboxError(f"could not make {LOG_DIRS}: {made.output[-300:]}")
+
+    def _instruction(self) -> str:
+        assert self._task is not None
+        steps = self._task.steps
+        return steps[self._step_index].instruction if steps else self._task.instruction
+
+    def _start_step(self, step: TaskStep) -> None:
+        """Harbor's step setup: ``steps/<name>/workdir/`` merged into the workdir, then its ``setup.sh`` run."""
+        files = step.dir("workdir")
+        if files is None:
+            return
+        workdir = self.sandbox.spec.workdir
+        self.sandbox.put(files, workdir)
+        if (files / "setup.sh").is_file():
+            script = posixpath.join(workdir, "setup.sh")
+            done = self.sandbox.exec(["bash", script], timeout=self._task_timeout(), cwd=workdir)
+            self.sandbox.exec(["rm", "-f", script], timeout=30)
+            if done.exit_code != 0:
+                raise SandboxError(f"step {step.name}: setup.sh exited with {done.exit_code}: {done.output[-500:]}")
+
+    def _task_timeout(self) -> float:
+        assert self._task is not None
+        return self._task.config.environment.build_timeout_sec
 
     def _extras(self, exit_code: int, cwd: str) -> dict[str, Any]:
         return {"exit_code": np.array(max(-1, min(255, exit_code)), dtype=np.int64), "cwd": cwd}
@@ -96,57 +147,87 @@ class TerminalEnv(AgentEnv):
         results = run_checks(self.sandbox, checkpoints, shell=self._checker)
         return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
 
+    def _advance(self, action: ParsedAction) -> StepOutcome | None:
+        """In a multi-step task, ``done``/``submit`` grades the step and goes on to the next one."""
+        task = self._task
+        assert task is not None
+        if not task.steps or self._step_index + 1 >= len(task.steps):
+            return None
+        step = task.steps[self._step_index]
+        verdict = self._grade(task, step, resume=True)
+        result = StepResult(step.name, verdict.score, dict(verdict.metrics or {}), verdict.detail)
+        self._step_results.append(result)
+        self._stopped_early = below_minimum(step, verdict)
+        if self._stopped_early:
+            return None
+        self._step_index += 1
+        upcoming = task.steps[self._step_index]
+        self._start_step(upcoming)
+        text = (
+            f"Step {step.name} is done: reward {verdict.score:.2f}.\n\n"
+            f"Step {self._step_index + 1} of {len(task.steps)} ({upcoming.name}):\n{upcoming.instruction}"
+        )
+        info = {"task_step": upcoming.name, "task_steps": [r.as_info() for r in self._step_results]}
+        extras = self._extras(0, self.sandbox.spec.workdir)
+        return StepOutcome(text=text, extras=extras, info=info, reward=payment(task, step, verdict.score))
+
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
         """Seal the sandbox (every agent process killed, a toolchain the agent never touched), then grade."""
-        tests = task.dir("tests")
-        if not (tests is not None and (tests / "test.sh").is_file()) and task.config.evaluator is None:
+        if not task.steps:
+            verdict = self._grade(task, None, resume=False)
+        elif self._stopped_early:
+            last = self._step_results[-1]
+            note = f"stopped after step {last.name}: {self._stopped_early}"
+            verdict = roll_up(task, self._step_results, Verdict(0.0, False, note))
+        else:
+            step = task.steps[self._step_index]
+            last = self._grade(task, step, resume=False)
+            self._step_results.append(StepResult(step.name, last.score, dict(last.metrics or {}), last.detail))
+            verdict = roll_up(task, self._step_results, last)
+        warnings = [*self._warnings, *((verdict.extra or {}).get("warnings") or [])]
+        if warnings:
+            verdict = replace(verdict, extra={**(verdict.extra or {}), "warnings": warnings})
+        return verdict
+
+    def _grade(self, task: Task, step: TaskStep | None, *, resume: bool) -> Verdict:
+        """Seal, run the (step's) verifier, collect the artifacts; with ``resume`` the agent goes on after."""
+        tests = [d for d in (task.dir("tests"), step.dir("tests") if step else None) if d is not None]
+        if not any((d / "test.sh").is_file() for d in tests) and task.config.evaluator is None:
             raise SandboxError(f"{task.full_id} has neither tests/test.sh nor an [evaluator] section")
         self._shell = self._checker = None
         sealed = self.sandbox.seal()
         try:
-            if tests is not None and (tests / "test.sh").is_file():
-                verdict = self._run_harbor_verifier(task, sealed)
+            if tests:
+                verifier = task.config.verifier
+                timeout = (step.config.verifier.timeout_sec if step else None) or verifier.timeout_sec
+                env = {**verifier.env, **(step.config.verifier.env if step else {})}
+                verdict = run_verifier(sealed, tests, timeout=timeout, env=env, workdir=sealed.spec.workdir)
             else:
                 assert task.config.evaluator is not None
                 verdict = combine(task.config.evaluator, run_checks(sealed, task.config.evaluator.checks))
+            prefix = f"steps/{step.name}/" if step and task.steps else ""
+            found, problems = collect_artifacts(sealed, task.config.artifacts)
+            self._artifacts.update({prefix + k: v for k, v in found.items()})
+            self._warnings += problems
+            if resume:
+                wiped = sealed.exec(["find", TESTS_DIR, VERIFIER_LOGS, "-mindepth", "1", "-delete"], cwd="/")
+                if wiped.exit_code != 0:
+                    raise SandboxError(f"clearing the step's verifier files failed: {wiped.output[-300:]}")
         finally:
             if sealed is not self.sandbox:
                 sealed.close()
+        if resume:
+            # Docker stopped the agent's container at the seal; locally its namespaces are simply new.
+            resume_agent = getattr(self.sandbox, "resume", None)
+            if callable(resume_agent):
+                resume_agent()
+            self._open_shells()
         note = getattr(sealed, "sealed_note", "")
         return replace(verdict, detail=f"{verdict.detail}\n[{note}]".strip()) if note else verdict
 
-    def _run_harbor_verifier(self, task: Task, sandbox: Sandbox) -> Verdict:
-        """Harbor's verifier: ``tests/`` uploaded now, ``test.sh`` run, the reward read from ``/logs/verifier``.
-
-        ``/tests``, ``/logs/verifier`` and the run's HOME and TMPDIR are made
-        fresh after every agent process is gone, so only this run writes there.
-        """
-        tests = task.dir("tests")
-        assert tests is not None
-        scratch = f"/tmp/.agentenvs-verifier-{secrets.token_hex(12)}"
-        prepare = (
-            f"for d in {TESTS_DIR} {VERIFIER_LOGS}; do "
-            'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; '
-            'mkdir -p -- "$d" && chmod -R u+rwX -- "$d" && find "$d" -mindepth 1 -delete || exit 1; done; '
-            f"mkdir -m 700 {scratch} && mkdir {scratch}/home {scratch}/tmp"
-        )
-        ready = sandbox.exec(["bash", "--noprofile", "--norc", "-c", prepare], timeout=30, cwd="/")
-        if ready.exit_code != 0:
-            # Only the agent shaped these paths (it can never reach them once sealed): its failure.
-            return Verdict(score=0.0, success=False, detail=f"the verifier's directories: {ready.output[-300:]}")
-        sandbox.put(tests, TESTS_DIR)
-        verifier = task.config.verifier
-        env = verifier_env(f"{scratch}/home", f"{scratch}/tmp", {**EVALUATORS_ENV, **verifier.env})
-        result = sandbox.exec(
-            ["bash", "--noprofile", "--norc", f"{TESTS_DIR}/test.sh"],
-            timeout=verifier.timeout_sec,
-            cwd=task.config.environment.workdir,
-            env=env,
-        )
-        tail = result.output[-2000:]
-        if result.timed_out:
-            return Verdict(score=0.0, success=False, detail=f"verifier timed out after {verifier.timeout_sec:g}s")
-        return _read_reward(sandbox, tail)
+    def episode_artifacts(self) -> dict[str, bytes]:
+        """The last episode's ``/logs/artifacts`` and ``artifacts`` paths (``steps/<name>/...`` per step)."""
+        return dict(self._artifacts)
 
     def _state_hash(self) -> str:
         """Names, types, modes, owners, link targets and contents under the workdir.
@@ -155,7 +236,7 @@ class TerminalEnv(AgentEnv):
         bring their own); modification times are left out on purpose.
         """
         assert self._task is not None
-        workdir = self._task.config.environment.workdir
+        workdir = self.sandbox.spec.workdir
         script = f"cd {shlex.quote(workdir)} && {STATE_HASH_SCRIPT}"
         result = run_in(self.sandbox, self._checker, ["bash", "-c", script], timeout=60)
         lines = result.stdout.strip().splitlines()
@@ -165,16 +246,22 @@ class TerminalEnv(AgentEnv):
         return digest
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
-        """Stage ``solution/`` at ``/solution`` (as Harbor's oracle agent does) and run the script."""
+        """Stage ``solution/`` at ``/solution`` (as Harbor's oracle agent does) and run the script; in a
+        multi-step task each step's ``steps/<name>/solution`` in turn, each followed by ``done``."""
         task = self._task
         if task is None:
             raise RuntimeError("call reset() before oracle_actions()")
         script = SOLUTION_SCRIPTS.get(variant)
-        solution = task.dir("solution")
-        if script is None or solution is None or not (solution / script).is_file():
-            raise NotImplementedError(f"{task.full_id} has no solution/{script or variant}")
-        self.sandbox.put(solution, SOLUTION_DIR)
-        return [{"name": "bash", "arguments": {"command": f"bash {SOLUTION_DIR}/{script}"}}, "done"]
+        places = [(s.dir("solution"), f"steps/{s.name}/solution") for s in task.steps[self._step_index :]]
+        places = places or [(task.dir("solution"), "solution")]
+        actions: list[Any] = []
+        for solution, where in places:
+            if script is None or solution is None or not (solution / script).is_file():
+                raise NotImplementedError(f"no oracle: {task.full_id} has no {where}/{script or variant}")
+            target = posixpath.join(SOLUTION_DIR, where) if task.steps else SOLUTION_DIR
+            self.sandbox.put(solution, target)
+            actions += [{"name": "bash", "arguments": {"command": f"bash {target}/{script}"}}, "done"]
+        return actions
 
     def _end(self) -> None:
         # The sandbox closes its own shells; closing ours first would make that slower
@@ -186,26 +273,3 @@ class TerminalEnv(AgentEnv):
 
     def _release(self) -> None:
         self._provisioner.close()
-
-
-def _read_reward(sandbox: Sandbox, verifier_output: str) -> Verdict:
-    """Harbor's contract: a float in reward.txt, or named metrics in reward.json."""
-    for name in ("reward.json", "reward.txt"):
-        try:
-            raw = sandbox.get(f"{VERIFIER_LOGS}/{name}").decode("utf-8", "replace").strip()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:  # a directory or a special file where the reward should be
-            return Verdict(score=0.0, success=False, detail=f"unreadable {name}: {exc}")
-        try:
-            if name == "reward.json":
-                metrics = {k: float(v) for k, v in json.loads(raw).items() if isinstance(v, (int, float))}
-                score = metrics.get("reward", min(metrics.values()) if metrics else 0.0)
-            else:
-                metrics = None
-                score = float(raw)
-        except (ValueError, AttributeError):
-            return Verdict(score=0.0, success=False, detail=f"unreadable {name}: {raw[:200]!r}")
-        score = min(1.0, max(0.0, score))
-        return Verdict(score=score, success=score >= 1.0, detail=verifier_output[-500:], metrics=metrics)
-    return Verdict(score=0.0, success=False, detail=f"verifier wrote no reward file; output: {verifier_output[-500:]}")

@@ -49,8 +49,8 @@ def oracle_plan(start: EpisodeStart) -> list[Any]:
             plan = [solve_sh_action((solution / "solve.sh").read_text(encoding="utf-8"))]
         else:
             raise PolicyConfigError(
-                f"task {start.task_id} has no oracle: add solution/solve.sh or solution/actions.jsonl, "
-                "or give the env an oracle_actions() method"
+                f"no oracle: task {start.task_id} has no solution/solve.sh or solution/actions.jsonl, "
+                "and its env no oracle_actions()"
             )
     if not plan or not _is_control(plan[-1]):
         plan.append("done")

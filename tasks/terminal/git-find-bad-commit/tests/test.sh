@@ -3,7 +3,7 @@
 # on pristine exports of the commits; the repository must be left as it was.
 set -u
 mkdir -p /logs/verifier
-cat > /tmp/checks.json <<JSON
+cat > "${TMPDIR:-/tmp}/checks.json" <<JSON
 [
  {"name": "first_bad_commit", "check": "command_exit", "args": {"command": "bash /tests/verify.sh", "timeout": 120}},
  {"name": "main_unchanged", "check": "command_exit", "args": {"command": "git -C /app/repo log --format=%s -1 main", "stdout_equals": "pricing docs, rev 30"}},
@@ -12,4 +12,4 @@ cat > /tmp/checks.json <<JSON
  {"name": "clean_tree", "check": "command_exit", "args": {"command": "cd /app/repo && test -z \"\$(git status --porcelain)\""}}
 ]
 JSON
-PYTHONPATH=/opt/agentenvs python3 -m evaluators reward @/tmp/checks.json --mode all --out /logs/verifier/reward.json
+python3 -I -S -B /opt/agentenvs/evaluators/_entry.py reward @"${TMPDIR:-/tmp}/checks.json" --mode all --out /logs/verifier/reward.json

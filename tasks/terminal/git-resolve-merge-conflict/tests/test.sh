@@ -4,4 +4,4 @@ set -u
 mkdir -p /logs/verifier /tmp/verifier
 rm -f /tmp/verifier/junit.xml
 (cd /tmp && timeout 60 python3 /tests/junit_runner.py /tmp/verifier/junit.xml /tests/test_calc.py)
-PYTHONPATH=/opt/agentenvs python3 -m evaluators reward @/tests/checks.json --mode all --out /logs/verifier/reward.json
+python3 -I -S -B /opt/agentenvs/evaluators/_entry.py reward @/tests/checks.json --mode all --out /logs/verifier/reward.json
