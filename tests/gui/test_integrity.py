@@ -55,16 +55,17 @@ def test_the_same_text_typed_into_the_app_scores(mousepad):
 
 
 def test_a_background_writer_is_dead_before_the_check(mousepad):
-    """A user process (as a terminal opened through the GUI would start) set to write the gold file later."""
+    """A user process (as a terminal opened through the GUI would start) that writes the gold file once the
+    editor is gone, as at the end of an episode: the kill stops every process at once, so it never gets to."""
     gold = (ORIGINAL.decode() + LINE + "\n").replace("\n", "\\n")
-    writer = f"sleep 2; while :; do printf '{gold}' > {TODO}; sleep 0.01; done"
+    writer = f"while pgrep -x mousepad >/dev/null; do sleep 0.05; done; printf '{gold}' > {TODO}"
     started = mousepad.desktop.sandbox.exec(
         ["sh", "-c", f"setsid -f sh -c {writer!r} >/dev/null 2>&1 </dev/null"], timeout=10, user="user"
     )
     assert started.exit_code == 0
     *_, info = mousepad.step("DONE")
     assert info["score"] == 0.0
-    time.sleep(3)  # long past the writer's start: it would have written by now
+    time.sleep(2)  # had the writer outlived the editor, it would have written by now
     assert mousepad.desktop.sandbox.get(TODO) == ORIGINAL
     left = mousepad.desktop.sandbox.exec(["ps", "-U", "user,actor", "-o", "pid=,args="], timeout=10)
     assert left.stdout.strip() == "", left.stdout  # the writer, the apps and the daemon are gone

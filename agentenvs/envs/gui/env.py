@@ -230,7 +230,11 @@ class GuiEnv(AgentEnv):
         return _verdict(outcome, note)
 
     def _state_hash(self) -> str:
-        return hashlib.sha256(self._frame.tobytes()).hexdigest()
+        """The task's setup and the windows it opened: pixels vary with timing (a half-drawn app), these do not."""
+        windows = self.desktop.client.call("windows")[0].get("windows", [])
+        shown = sorted((w["class"], w["title"]) for w in windows)
+        setup = self._osworld.data.get("config", []) if self._osworld else []
+        return hashlib.sha256(json.dumps([setup, shown], sort_keys=True).encode()).hexdigest()
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
         """The task's ``solution/<variant>.json``: a list of actions, placeholders filled in."""
