@@ -42,3 +42,36 @@ RUN apt-get update \
 RUN git config --system user.email agent@agentenvs.local \
     && git config --system user.name agent \
     && git config --system init.defaultBranch main
+
+# The desktop: Xvfb, openbox, D-Bus and AT-SPI, LibreOffice, an editor and a terminal, run by
+# the control daemon (agentenvs/envs/gui/daemon.py, bind-mounted read-only) as the user `user`.
+FROM system AS gui
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        xvfb openbox dbus dbus-x11 at-spi2-core python3-pyatspi gir1.2-atspi-2.0 python3-gi \
+        python3-tk python3-xlib python3-pil python3-pip xdotool wmctrl x11-utils xterm psmisc \
+        libglib2.0-bin sudo fonts-dejavu-core mousepad \
+        libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3 \
+    && rm -rf /var/lib/apt/lists/*
+COPY .cache/gui-wheels /tmp/gui-wheels
+# --no-deps: Debian's python3-xlib (0.33) serves pyautogui; PyPI's python3-xlib 0.15 would shadow it.
+RUN pip3 install --no-cache-dir --break-system-packages --no-index --no-deps /tmp/gui-wheels/*.whl \
+    && rm -rf /tmp/gui-wheels && ln -sf /usr/bin/python3 /usr/local/bin/python
+# OSWorld's desktop: user `user`, home /home/user with Desktop and Downloads, sudo with the
+# client password; GTK cursor blink and animations off so the screen settles.
+RUN useradd --create-home --uid 1001 --shell /bin/bash user \
+    && echo 'user:password' | chpasswd \
+    && echo 'user ALL=(ALL:ALL) ALL' > /etc/sudoers.d/user && chmod 440 /etc/sudoers.d/user \
+    && install -d -o user -g user /home/user/Desktop /home/user/Downloads \
+    && mkdir -p /etc/gtk-3.0 \
+    && printf '[Settings]\ngtk-cursor-blink=false\ngtk-enable-animations=false\ngtk-font-name=DejaVu Sans 10\n' \
+        > /etc/gtk-3.0/settings.ini
+# The agent's pyautogui code runs as `actor` (its own uid, no sudo, no access to /home/user): it
+# can drive the apps through the X display but cannot write the files the graders read behind them.
+RUN useradd --no-create-home --home-dir /tmp --uid 1002 --shell /usr/sbin/nologin actor \
+    && echo 'user ALL=(actor) NOPASSWD: ALL' > /etc/sudoers.d/zz-actor && chmod 440 /etc/sudoers.d/zz-actor \
+    && chmod 700 /home/user
+COPY scripts/gui/gnome-terminal /usr/local/bin/gnome-terminal
+COPY --chown=user:user scripts/gui/registrymodifications.xcu /home/user/.config/libreoffice/4/user/registrymodifications.xcu
+ENV LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
+WORKDIR /home/user

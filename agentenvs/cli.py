@@ -13,6 +13,7 @@ from rich.table import Table
 import agentenvs
 from agentenvs.core.errors import AgentEnvsError
 from agentenvs.core.task import Task, load_task
+from agentenvs.gui_cli import gui_app
 from agentenvs.harness.cli import register as register_harness
 from agentenvs.swe_cli import swe_app
 
@@ -23,6 +24,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Agent enviro
 console = Console()
 register_harness(app)
 app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
+app.add_typer(gui_app, name="gui", help="Desktop tasks: import OSWorld's task JSON (--check for coverage).")
 
 FamilyOpt = Annotated[Optional[str], typer.Option("--family", "-f", help="Only this family.")]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators import data, files, procs, reports, text  # noqa: F401 - registers the checkers
+from evaluators import data, files, osworld, procs, reports, text  # noqa: F401 - registers the checkers
 from evaluators._registry import ArgumentError, Result, check, get, is_live, names, result, run_check, signature
 from evaluators._state import STATE_ROOT_ENV, SetupError
 

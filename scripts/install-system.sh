@@ -5,14 +5,15 @@
 #   2. a Docker engine (dockerd started in the background if `docker info` fails)
 #   3. the local base image agentenvs/debian-base:bookworm (debootstrap + docker import;
 #      nothing is ever pulled from a registry), also tagged debian:bookworm-slim
-#   4. the Dockerfile's sandbox stages, agentenvs/terminal:latest and agentenvs/swe:latest
+#   4. the Dockerfile's sandbox stages, agentenvs/{base,terminal,swe,gui}:latest (the gui stage's
+#      pure-Python wheels are fetched first with the host's pip into .cache/gui-wheels)
 #   5. the unprivileged user agentenvs-sandbox, whom the local sandbox's root is on the host
 #      (agentenvs also makes it on first use; making it here keeps /etc/passwd edits out of test runs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BASE_IMAGE="agentenvs/debian-base:bookworm"
-STAGES=(base terminal swe)
+STAGES=(base terminal swe gui)
 DOCKERD_LOG="${AGENTENVS_DOCKERD_LOG:-/var/log/agentenvs-dockerd.log}"
 DOCKERD_WAIT_SEC="${AGENTENVS_DOCKERD_WAIT_SEC:-60}"
 MIRROR="${AGENTENVS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -83,6 +84,14 @@ build_base_image() {
   fi
 }
 
+fetch_gui_wheels() {
+  local dir="$ROOT/.cache/gui-wheels" python="${AGENTENVS_PYTHON:-$ROOT/.venv/bin/python}"
+  [ -x "$python" ] || python=python3
+  mkdir -p "$dir"
+  "$python" -m pip wheel -q --no-deps -w "$dir" pyautogui==0.9.54 pymsgbox==2.0.1 pytweening==1.2.0 \
+    pyscreeze==1.0.1 mouseinfo==0.1.3 pygetwindow==0.0.9 pyrect==0.2.0 pyperclip==1.11.0 mss==10.2.0 >/dev/null
+}
+
 build_stages() {
   local stage
   for stage in "${STAGES[@]}"; do
@@ -109,5 +118,6 @@ create_sandbox_user() {
 install_apt_packages
 start_docker
 build_base_image
+fetch_gui_wheels
 build_stages
 create_sandbox_user

@@ -13,6 +13,7 @@ FAMILY_MODULES: dict[str, str] = {
     "textgame": "agentenvs.envs.textgame",
     "swe": "agentenvs.envs.swe",
     "web": "agentenvs.envs.web",
+    "gui": "agentenvs.envs.gui",
 }
 
 

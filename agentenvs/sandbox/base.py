@@ -46,6 +46,8 @@ class SandboxSpec:
     """What a sandbox must look like: the image or environment, limits, paths.
 
     ``storage_mb`` bounds the sandbox's writable files (a write past it fails with ENOSPC).
+    ``mounts`` binds host paths in: ``(host_path, sandbox_path, read_only)`` (a desktop's
+    control socket directory, its daemon's code).
     """
 
     image: str = "agentenvs/terminal:latest"
@@ -57,6 +59,7 @@ class SandboxSpec:
     network: bool = False
     env: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    mounts: tuple[tuple[str, str, bool], ...] = ()
 
 
 @runtime_checkable

@@ -125,7 +125,10 @@ class DockerSandbox:
             memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(spec.cpus * 1e9),
             pids_limit=spec.pids,
-            binds={str(EVALUATORS_SOURCE): {"bind": EVALUATORS_MOUNT, "mode": "ro"}},
+            binds={
+                str(EVALUATORS_SOURCE): {"bind": EVALUATORS_MOUNT, "mode": "ro"},
+                **{host: {"bind": inside, "mode": "ro" if ro else "rw"} for host, inside, ro in spec.mounts},
+            },
         )
         labels = {**spec.labels, **owner_labels()}
         try:

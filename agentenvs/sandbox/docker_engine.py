@@ -22,13 +22,18 @@ SNAPSHOT_REPO = "agentenvs/snapshot"
 OUR_STAGES = ("agentenvs/terminal", "agentenvs/swe", "agentenvs/base")
 _client_lock = threading.Lock()
 _client: Any = None
+_client_pid = 0
 
 
 def docker_client() -> Any:
-    """The process-wide Docker client; a clear SandboxError when no engine answers."""
-    global _client
+    """The process-wide Docker client; a clear SandboxError when no engine answers.
+
+    One per process: a forked child (an ``AsyncVectorEnv`` worker) that reused its parent's
+    pooled connections to the engine would read replies meant for its siblings.
+    """
+    global _client, _client_pid
     with _client_lock:
-        if _client is not None:
+        if _client is not None and _client_pid == os.getpid():
             return _client
         try:
             import docker
@@ -42,7 +47,7 @@ def docker_client() -> Any:
                 f"cannot reach the Docker engine ({exc}). Run `make install` (it starts dockerd), "
                 "or start it yourself: dockerd --iptables=false --bridge=none"
             ) from None
-        _client = client
+        _client, _client_pid = client, os.getpid()
         return client
 
 

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from tests.evaluators.conftest import put
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE = {"command_exit", "process_running", "port_listening"}
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 REPORT = '<testsuite><testcase classname="tests.test_a" name="test_ok"/></testsuite>'
 
 
@@ -33,6 +35,8 @@ def build(root: Path) -> dict[str, str]:
     put(root, "/etc/group", "staff:x:4343:\n")
     os.chmod(root / "app/note.txt", 0o640)
     os.chown(root / "app/note.txt", 4242, 4343)
+    with zipfile.ZipFile(root / "app/memo.docx", "w") as docx:  # the body is all docx_contains reads
+        docx.writestr("word/document.xml", f'<w:document xmlns:w="{W}"><w:body><w:p><w:r><w:t>Approved</w:t></w:r></w:p></w:body></w:document>')  # fmt: skip
     conn = sqlite3.connect(root / "app/shop.db")
     conn.executescript("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2);")
     conn.commit()
@@ -59,6 +63,16 @@ def passing_specs(facts: dict[str, str]) -> dict[str, dict]:
         "sqlite_query": {"path": "/app/shop.db", "query": "SELECT COUNT(*) FROM t", "expected_scalar": 2},
         "junit_report": {"path": "/app/report.xml"},
         "pytest_report": {"path": "/app/report.xml", "tests": ["tests/test_a.py::test_ok"]},
+        "docx_contains": {"path": "/app/memo.docx", "text": "Approved"},
+        "osworld": {
+            "metrics": [
+                {
+                    "func": "compare_text_file",
+                    "result": {"file": "/app/note.txt"},
+                    "expected": {"value": "hello from the sandbox\n"},
+                }
+            ]
+        },  # fmt: skip
     }
 
 
@@ -75,7 +89,7 @@ def test_file_checker_reads_beneath_the_root(state_root, name):
     res = run_check(name, specs[name])
     assert res["passed"], res
     assert str(state_root) not in res["detail"] and "/proc/self/fd" not in res["detail"]
-    if name not in ("file_absent", "tree_hash"):
+    if name not in ("file_absent", "tree_hash", "osworld"):
         assert specs[name]["path"] in res["detail"], "messages name the in-sandbox path"
 
 

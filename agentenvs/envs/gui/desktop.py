@@ -1,0 +1,83 @@
+"""A desktop in a sandbox: the ``gui`` image's container with the control daemon started in it.
+
+The daemon's code is bind-mounted read-only from ``guest/`` (never baked in,
+so the image does not change when it does); its socket lives in a host
+directory bind-mounted at ``/run/agentenvs-gui``. The container keeps the
+sandbox's guarantees: network off, limits, labels for the sweep, and
+``kill_all``/``state_checker`` for verification.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from agentenvs.core.errors import SandboxError
+from agentenvs.envs.gui.client import DaemonClient
+from agentenvs.sandbox import create_sandbox
+from agentenvs.sandbox.base import Sandbox, SandboxSpec
+
+GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
+GUEST_MOUNT = "/opt/agentenvs/gui"
+SOCKET_MOUNT = "/run/agentenvs-gui"
+IMAGE = "agentenvs/gui:latest"
+USER, UID, HOME = "user", 1001, "/home/user"
+LABEL = "agentenvs.gui"
+
+
+class Desktop:
+    """One running desktop: ``sandbox`` (the container) and ``client`` (the daemon)."""
+
+    def __init__(
+        self,
+        backend: str = "docker",
+        *,
+        width: int = 1920,
+        height: int = 1080,
+        image: str = IMAGE,
+        memory_mb: int = 2048,
+        ready_timeout: float = 60.0,
+    ):
+        if backend != "docker":
+            raise SandboxError(f"the gui family runs on the docker backend for now, not {backend!r}")
+        self.width, self.height = width, height
+        self._sockdir = tempfile.mkdtemp(prefix="agentenvs-gui-")
+        os.chown(self._sockdir, UID, UID)
+        spec = SandboxSpec(
+            image=image,
+            workdir=HOME,
+            cpus=1.0,
+            memory_mb=memory_mb,
+            pids=1024,
+            mounts=((str(GUEST_SOURCE), GUEST_MOUNT, True), (self._sockdir, SOCKET_MOUNT, False)),
+            labels={LABEL: "1"},
+        )
+        self.sandbox: Sandbox = create_sandbox(backend, spec)
+        self.client = DaemonClient(os.path.join(self._sockdir, "daemon.sock"))
+        try:
+            self._start_daemon(ready_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_daemon(self, timeout: float) -> None:
+        command = (
+            f"setsid -f python3 {GUEST_MOUNT}/daemon.py --socket {SOCKET_MOUNT}/daemon.sock"
+            f" --width {self.width} --height {self.height} >/tmp/agentenvs-daemon.log 2>&1 </dev/null"
+        )
+        started = self.sandbox.exec(["sh", "-c", command], timeout=30, user=USER, env={"HOME": HOME, "USER": USER})
+        if started.exit_code != 0:
+            raise SandboxError(f"the desktop daemon did not start: {started.output[-400:]}")
+        try:
+            self.client.wait_ready(timeout, alive=self.sandbox.alive)
+        except SandboxError as exc:
+            log = self.sandbox.exec(["cat", "/tmp/agentenvs-daemon.log"], timeout=10).output[-1500:]
+            raise SandboxError(f"{exc}; its log:\n{log}") from None
+
+    def close(self) -> None:
+        self.client.close()
+        if getattr(self, "sandbox", None) is not None:
+            self.sandbox.close()
+        shutil.rmtree(self._sockdir, ignore_errors=True)

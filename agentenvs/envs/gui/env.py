@@ -1,0 +1,284 @@
+"""``GuiEnv``: OSWorld-style desktop tasks on a real X desktop in a container, no VM.
+
+A reset starts a fresh desktop (its own container: fresh home and app
+profiles) and runs the task's OSWorld config steps through the daemon; with
+``pool_size`` it takes one that was prepared so while the last episode ran. A
+step runs the action in the daemon and waits for the screen to settle.
+The final score never comes from the desktop: after OSWorld's postconfig
+(e.g. Ctrl+S), every process in the container is killed, and the trusted
+checker outside it reads the saved files as data (``evaluators.osworld``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from agentenvs.core.actions import ParsedAction
+from agentenvs.core.checks import Verdict
+from agentenvs.core.env import AgentEnv, StepOutcome
+from agentenvs.core.errors import ActionError, AgentFault, SandboxError, TaskFormatError
+from agentenvs.core.hacks import Hack
+from agentenvs.core.task import CheckSpec, Task
+from agentenvs.envs.gui import actions, observe
+from agentenvs.envs.gui.client import DaemonError
+from agentenvs.envs.gui.desktop import HOME, USER, Desktop
+from agentenvs.envs.gui.hacks import GUI_HACKS
+from agentenvs.envs.gui.osworld_task import OSWorldTask, needs_commands, placeholders, run_commands
+from agentenvs.envs.gui.pool import WarmPool
+from agentenvs.sandbox.checks import run_checks
+
+PROMPT = (
+    "You control a Linux desktop (1 screen) with the mouse and keyboard. Act with pyautogui code "
+    "(pyautogui is imported), OSWorld computer_13 JSON actions, or the computer tool. Say WAIT to wait, "
+    "DONE when the task is finished, FAIL if it cannot be done."
+)
+
+WAIT_SECONDS = 1.0
+
+
+class GuiEnv(AgentEnv):
+    """A desktop task. ``observation_type`` is one of OSWorld's four modes."""
+
+    family = "gui"
+    native_tools = [actions.PYAUTOGUI_TOOL, actions.COMPUTER_TOOL, actions.COMPUTER_13_TOOL]
+    prompt_description = PROMPT
+    family_hacks = GUI_HACKS
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        task_id: str | None = None,
+        *,
+        backend: str = "docker",
+        screen_size: tuple[int, int] = (1920, 1080),
+        observation_type: str = "screenshot_a11y_tree",
+        a11y_timeout: float = 5.0,
+        settle_timeout: float = 3.0,
+        pool_size: int = 0,
+        **kwargs: Any,
+    ):
+        if observation_type not in observe.OBSERVATION_TYPES:
+            raise ValueError(f"observation_type must be one of {observe.OBSERVATION_TYPES}")
+        self.width, self.height = screen_size
+        super().__init__(task_id, **kwargs)
+        self.backend = backend
+        self.observation_type = observation_type
+        self.a11y_timeout, self.settle_timeout = a11y_timeout, settle_timeout
+        self._desktop: Desktop | None = None
+        self._pool = WarmPool(pool_size)
+        self._osworld: OSWorldTask | None = None
+        self._frame = np.zeros((self.height, self.width, 3), dtype=np.uint8)
+
+    def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
+        return {"screenshot": spaces.Box(0, 255, shape=(self.height, self.width, 3), dtype=np.uint8)}
+
+    @property
+    def desktop(self) -> Desktop:
+        if self._desktop is None:
+            raise SandboxError("no desktop: call reset() first")
+        return self._desktop
+
+    def _osworld_task(self, task: Task) -> OSWorldTask:
+        name = task.config.gui.get("osworld", "task.json")
+        if task.path is None:
+            raise TaskFormatError(task.full_id, "a gui task is a directory holding its OSWorld JSON")
+        return OSWorldTask(task.path / name, task.dir("assets"))
+
+    def audit_hacks(self) -> list[Hack]:
+        """The common hacks and the desktop's; on an infeasible task ``fail`` is the right answer, not a hack."""
+        task = self._task or self._default_task
+        infeasible = task is not None and self._osworld_task(task).infeasible
+        return [h for h in super().audit_hacks() if not (infeasible and h.name == "fail")]
+
+    def _begin(self, task: Task, seed: int) -> StepOutcome:
+        osworld = self._osworld = self._osworld_task(task)
+        self._close_desktop()
+        self._desktop = self._pool.take(task.full_id, lambda: self._fresh_desktop(osworld))
+        return self._observe(settle_timeout=10.0)
+
+    def _fresh_desktop(self, osworld: OSWorldTask) -> Desktop:
+        """A new container's desktop with the task's config steps run (the pool may do this ahead of time)."""
+        desktop = Desktop(self.backend, width=self.width, height=self.height)
+        try:
+            osworld.run_steps(desktop.client, osworld.data.get("config", []), placeholders(self.width, self.height))
+        except BaseException:
+            desktop.close()
+            raise
+        return desktop
+
+    def _observe(self, settle_timeout: float | None = None, note: str = "") -> StepOutcome:
+        client = self.desktop.client
+        mode = self.observation_type
+        settle = settle_timeout or self.settle_timeout
+        head, frame = client.call("settle", deadline=settle + 10, timeout=settle)
+        image = observe.frame_to_rgb(frame, self.width, self.height)
+        text = ""
+        if mode != "screenshot":
+            walk, xml = client.call("a11y", deadline=self.a11y_timeout + 10, timeout=self.a11y_timeout)
+            found = observe.nodes(xml.decode("utf-8", "replace"), self.width, self.height)
+            text = observe.linearize(found, numbered=mode == "som")
+            if walk.get("error"):  # a blocked or broken walk costs a bounded wait and is said, never a hang
+                text = f"(accessibility tree unavailable: {str(walk['error'])[-300:]})\n{text}"
+            if mode == "som":
+                image = observe.draw_marks(image, found)
+        if mode == "a11y_tree":
+            image = np.zeros_like(image)
+        self._frame = image
+        info = {"settled": bool(head.get("settled"))}
+        return StepOutcome(text=f"{note}\n{text}".strip(), extras={"screenshot": image}, info=info)
+
+    def step(self, action: Any):
+        if isinstance(action, dict) and "action_type" in action:  # OSWorld agents pass computer_13 dicts
+            action = json.dumps(action)
+        return super().step(action)
+
+    def _act(self, action: ParsedAction) -> StepOutcome:
+        """One action; a daemon that died or hung while its container lives is the agent's doing.
+
+        Through the GUI the agent has a terminal as the daemon's user (and sudo), so only its
+        processes can kill or freeze the daemon or the display; calling that infra would let it
+        turn any failing episode into an unscored one. A container gone from outside is infra.
+        """
+        try:
+            return self._act_on_desktop(action)
+        except DaemonError as exc:
+            if self.desktop.sandbox.alive():
+                raise AgentFault(f"the desktop stopped answering while its container runs: {exc}") from exc
+            raise
+
+    def _act_on_desktop(self, action: ParsedAction) -> StepOutcome:
+        code = self._code(action)
+        if code is None:  # WAIT: the agent expects a busy app; an unchanged screen may only mean it has not drawn yet
+            time.sleep(WAIT_SECONDS)
+            return self._observe(settle_timeout=max(self.settle_timeout, 2.0))
+        limits = self._task.config.limits if self._task else None
+        timeout = limits.step_timeout_sec if limits else 30.0
+        head, _ = self.desktop.client.call("execute", deadline=timeout + 10, code=code, timeout=timeout)
+        outcome = self._observe(note=str(head.get("output") or ""))
+        if head.get("error"):
+            outcome.text = f"Action error: {head['error']}\n{outcome.text}"
+            outcome.info.update(action_error=str(head["error"])[-1000:], error_kind="agent")
+        return outcome
+
+    def _code(self, action: ParsedAction) -> str | None:
+        if action.kind == "tool":
+            if action.name == "pyautogui":
+                code = action.arguments.get("code")
+                if not isinstance(code, str):
+                    raise ActionError("pyautogui needs a string argument 'code'")
+                return code
+            if action.name == "computer":
+                return actions.computer_tool(action.arguments)
+            if action.arguments.get("action_type") == "WAIT":
+                return None
+            return actions.computer_13(action.arguments)
+        if action.text.strip() == "WAIT":
+            return None
+        parsed = actions.parse_json_action(action.text)
+        if parsed is not None:
+            return None if parsed.get("action_type") == "WAIT" else actions.computer_13(parsed)
+        return action.text
+
+    def _check(self, task: Task) -> dict[str, bool]:
+        checkpoints = task.config.checkpoints
+        if not checkpoints:
+            return {}
+        results = run_checks(self.desktop.sandbox, checkpoints)
+        return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
+
+    def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
+        """OSWorld's rules on FAIL and infeasible; otherwise postconfig, kill everything, read files as data."""
+        assert self._osworld is not None
+        failed = final_action is not None and final_action.kind == "fail"
+        if self._osworld.infeasible or failed:
+            score = float(self._osworld.infeasible and failed)
+            self.desktop.sandbox.kill_all()
+            return Verdict(score=score, success=score >= 1.0, detail=f"infeasible={self._osworld.infeasible}")
+        note = ""
+        try:
+            table = placeholders(self.width, self.height)
+            self._osworld.run_steps(self.desktop.client, self._osworld.evaluator.get("postconfig", []), table)
+            self.desktop.client.call("settle", deadline=15, timeout=5.0)  # a save under load outlasts a fixed sleep
+        except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
+            note = f"postconfig did not run: {exc}"
+        args = self._osworld.check_args()
+        if needs_commands(args):
+            return self._verify_sealed(args, note)
+        self.desktop.sandbox.kill_all()
+        [outcome] = run_checks(self.desktop.sandbox, [CheckSpec(check="osworld", args=args)], timeout=60)
+        return _verdict(outcome, note)
+
+    def _verify_sealed(self, args: dict[str, Any], note: str) -> Verdict:
+        """Command getters run in a sealed verifier container (the agent's files, none of its processes or tools)."""
+        verifier = self.desktop.sandbox.seal()
+        try:
+
+            def run(command: str | list[str]) -> tuple[str, str]:
+                done = verifier.exec(command, timeout=60, user=USER, env={"HOME": HOME, "USER": USER})
+                return done.stdout, done.stderr
+
+            run_commands(args, run, placeholders(self.width, self.height))
+            [outcome] = run_checks(verifier, [CheckSpec(check="osworld", args=args)], timeout=60)
+        finally:
+            verifier.close()
+        return _verdict(outcome, note)
+
+    def _state_hash(self) -> str:
+        """The task's setup and the windows it opened: pixels vary with timing (a half-drawn app), these do not."""
+        windows = self.desktop.client.call("windows")[0].get("windows", [])
+        shown = sorted((w["class"], w["title"]) for w in windows)
+        setup = self._osworld.data.get("config", []) if self._osworld else []
+        return hashlib.sha256(json.dumps([setup, shown], sort_keys=True).encode()).hexdigest()
+
+    def oracle_actions(self, variant: str = "oracle") -> list[Any]:
+        """The task's ``solution/<variant>.json``: a list of actions, placeholders filled in."""
+        task = self._task
+        solution = task.dir("solution") if task else None
+        path = solution / f"{variant}.json" if solution else None
+        if path is None or not path.is_file():
+            raise NotImplementedError(f"{task.full_id if task else 'gui'} has no solution/{variant}.json")
+        text = path.read_text(encoding="utf-8")  # placeholders may stand for numbers: fill them in before parsing
+        for key, value in placeholders(self.width, self.height).items():
+            text = text.replace(key, value)
+        return json.loads(text)
+
+    @property
+    def frame(self) -> np.ndarray:
+        """The last observed screen (black in ``a11y_tree`` mode, as the agent saw it)."""
+        return self._frame
+
+    @property
+    def running(self) -> bool:
+        """An episode is under way: reset, and not yet ended by the agent, a limit or an error."""
+        return self._task is not None and not self._ended
+
+    def render(self) -> Any:
+        if self.render_mode == "rgb_array":
+            return self._frame.copy()
+        return super().render()
+
+    def _close_desktop(self) -> None:
+        if self._desktop is not None:
+            self._pool.discard(self._desktop)
+            self._desktop = None
+
+    def _end(self) -> None:
+        self._close_desktop()
+
+    def _release(self) -> None:
+        self._close_desktop()
+        self._pool.close()
+
+
+def _verdict(outcome: Any, note: str) -> Verdict:
+    """The checker's outcome as the episode's verdict; a checker that could not run is infra."""
+    if outcome.detail.startswith("checks could not run"):
+        raise SandboxError(outcome.detail)
+    detail = f"{outcome.detail}; {note}" if note else outcome.detail
+    return Verdict(score=outcome.score, success=outcome.score >= 1.0, detail=detail)

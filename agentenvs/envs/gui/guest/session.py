@@ -1,0 +1,83 @@
+"""The desktop session: Xvfb, a D-Bus session bus (which brings AT-SPI), openbox, and the apps' environment.
+
+Xvfb picks its own display number (``-displayfd``; fixed numbers race) and
+is read until its trailing newline (closing early kills it). Everything runs
+as the daemon's user, so apps never see root.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+APP_ENV = {
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TZ": "UTC",
+    "SAL_USE_VCLPLUGIN": "gtk3",
+    "GTK_OVERLAY_SCROLLING": "0",
+    "NO_AT_BRIDGE": "0",
+}
+
+
+class Session:
+    """One X display with its bus and window manager; ``env`` is what apps run with."""
+
+    def __init__(self, width: int, height: int, timeout: float = 20.0):
+        self.width, self.height = width, height
+        self.procs: list[subprocess.Popen[bytes]] = []
+        home = os.environ.get("HOME", "/home/user")
+        runtime = f"/tmp/runtime-{os.getuid()}"
+        os.makedirs(runtime, mode=0o700, exist_ok=True)
+        self.env = {**os.environ, **APP_ENV, "HOME": home, "XDG_RUNTIME_DIR": runtime}
+        self.display = self._xvfb(timeout)
+        self.env["DISPLAY"] = self.display
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = self._dbus(timeout)
+        self._openbox(timeout)
+
+    def _xvfb(self, timeout: float) -> str:
+        read, write = os.pipe()
+        screen = f"{self.width}x{self.height}x24"
+        argv = ["Xvfb", "-displayfd", str(write), "-screen", "0", screen, "-nolisten", "tcp", "-noreset"]
+        self.procs.append(subprocess.Popen(argv, pass_fds=(write,), stderr=subprocess.DEVNULL, env=self.env))
+        os.close(write)
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while not buf.endswith(b"\n") and time.monotonic() < deadline:
+            chunk = os.read(read, 64)
+            if not chunk:
+                break
+            buf += chunk
+        os.close(read)
+        if not buf.strip():
+            raise RuntimeError("Xvfb did not report a display")
+        return f":{buf.decode().strip()}"
+
+    def _dbus(self, timeout: float) -> str:
+        proc = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=self.env,
+        )
+        self.procs.append(proc)
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode().strip()
+        if not line:
+            raise RuntimeError("dbus-daemon did not report an address")
+        return line
+
+    def _openbox(self, timeout: float) -> None:
+        self.procs.append(subprocess.Popen(["openbox"], env=self.env, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            probe = subprocess.run(["wmctrl", "-m"], env=self.env, capture_output=True)
+            if probe.returncode == 0:
+                return
+            time.sleep(0.02)
+        raise RuntimeError("openbox did not start")
+
+    def core_pids(self) -> set[int]:
+        """The session's own processes: a reset of the apps keeps these."""
+        return {p.pid for p in self.procs if p.poll() is None}

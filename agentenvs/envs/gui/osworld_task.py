@@ -1,0 +1,227 @@
+"""OSWorld's task JSON, read natively: placeholders, config and postconfig steps, and the evaluator as data.
+
+Config steps run through the desktop's daemon before the agent acts (the
+desktop is still ours then). The evaluator becomes ``osworld`` check
+arguments whose getters are data refs, read by the trusted checker after
+every agent process is gone: ``vm_file`` a path in the desktop (``multi``
+with ``gives``), ``list_directory`` a directory's names, ``cloud_file`` and
+``cache_file`` the task's asset bytes (never the network), ``rule`` the
+literal. Anything else is refused when the task loads, naming what.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import posixpath
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentenvs.core.errors import TaskFormatError
+from agentenvs.envs.gui.assets import AssetIndex
+from agentenvs.envs.gui.client import DaemonClient
+
+HOME = "/home/user"
+CLIENT_PASSWORD = "password"
+CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
+COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", *COMMAND_GETTERS}
+ASSET_GETTERS = ("cloud_file", "cache_file")
+MAX_SLEEP = 10.0
+
+
+def placeholders(width: int, height: int) -> dict[str, str]:
+    return {
+        "{SCREEN_WIDTH}": str(width),
+        "{SCREEN_HEIGHT}": str(height),
+        "{SCREEN_WIDTH_HALF}": str(width // 2),
+        "{SCREEN_HEIGHT_HALF}": str(height // 2),
+        "{CLIENT_PASSWORD}": CLIENT_PASSWORD,
+    }
+
+
+def substitute(value: Any, table: dict[str, str]) -> Any:
+    """Replace OSWorld's placeholders in every string of a JSON value."""
+    if isinstance(value, str):
+        for key, repl in table.items():
+            value = value.replace(key, repl)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, table) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, table) for k, v in value.items()}
+    return value
+
+
+def home_path(path: str) -> str:
+    """OSWorld resolves relative paths against the user's home."""
+    return path if path.startswith("/") else posixpath.join(HOME, path)
+
+
+def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
+    """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
+    from evaluators.osworld import METRICS, TABLE_RULES
+
+    evaluator = data.get("evaluator", {})
+    found: list[str] = []
+
+    def need(url: str) -> None:
+        try:
+            if assets.resolve(url) is None:
+                found.append(f"asset for {url}")
+        except TaskFormatError as exc:
+            found.append(f"asset ambiguous: {exc}")
+
+    for step in [*data.get("config", []), *evaluator.get("postconfig", [])]:
+        if step.get("type") not in CONFIG_TYPES:
+            found.append(f"config type {step.get('type')!r}")
+        for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
+            need(file["url"])
+    if evaluator.get("func") == "infeasible":
+        return found
+    funcs = listed(evaluator.get("func"))
+    options = evaluator.get("options") or {}
+    for i, func in enumerate(funcs):
+        if func not in METRICS:
+            found.append(f"metric {func!r}")
+        chosen = (options[i] if i < len(options) else {}) if isinstance(options, list) else options
+        for rule in (chosen or {}).get("rules", []) if func == "compare_table" else []:
+            if isinstance(rule, dict) and rule.get("type") not in TABLE_RULES:
+                found.append(f"compare_table rule {rule.get('type')!r}")
+    for key in ("result", "expected"):
+        for getter in listed(evaluator.get(key)):
+            if getter and getter.get("type") not in GETTERS:
+                found.append(f"getter {getter.get('type')!r}")
+            elif getter and getter.get("type") in ASSET_GETTERS:
+                for url in listed(getter["path"]):
+                    need(url)
+    return found
+
+
+class OSWorldTask:
+    """One task JSON plus the assets tree its URLs are resolved in (``AssetIndex``)."""
+
+    def __init__(self, path: Path, assets: Path | None):
+        self.path = path
+        self.assets = AssetIndex(assets)
+        try:
+            self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TaskFormatError(str(path), f"not readable OSWorld task JSON: {exc}") from None
+        found = problems(self.data, self.assets)
+        if found:
+            raise TaskFormatError(str(path), "unsupported: " + "; ".join(found))
+
+    @property
+    def evaluator(self) -> dict[str, Any]:
+        return self.data.get("evaluator", {})
+
+    @property
+    def infeasible(self) -> bool:
+        return self.evaluator.get("func") == "infeasible"
+
+    def _asset(self, url: str) -> Path:
+        found = self.assets.resolve(url)
+        assert found is not None  # checked at load
+        return found
+
+    # -- running steps --------------------------------------------------------------
+
+    def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> None:
+        for step in substitute(steps, table):
+            params = step.get("parameters", {})
+            kind = step["type"]
+            if kind == "download":
+                for file in params["files"]:
+                    data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
+                    client.call("write", path=home_path(file["path"]), data_b64=data)
+            elif kind == "open":
+                client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
+            elif kind == "launch":
+                client.call("launch", command=params["command"], shell=bool(params.get("shell")))
+            elif kind in ("execute", "command"):
+                client.call(
+                    "run", command=params["command"], shell=bool(params.get("shell")), deadline=150, timeout=120
+                )
+            elif kind == "sleep":
+                time.sleep(min(float(params.get("seconds", 1)), MAX_SLEEP))
+            elif kind in ("activate_window", "close_window"):
+                client.call(kind, **params)
+
+    # -- the evaluator as check arguments ------------------------------------------------
+
+    def check_args(self) -> dict[str, Any]:
+        """The ``osworld`` checker's arguments: metrics with their getters reduced to data refs."""
+        ev = self.evaluator
+        funcs = listed(ev["func"])
+        results, expecteds = listed(ev.get("result")), listed(ev.get("expected"))
+        options = ev.get("options", {})
+        options = options if isinstance(options, list) else [options] * len(funcs)
+        metrics = []
+        for i, func in enumerate(funcs):
+            item: dict[str, Any] = {"func": func, "result": self._ref(results[i]), "options": options[i] or {}}
+            if i < len(expecteds) and expecteds[i]:
+                item["expected"] = self._ref(expecteds[i])
+            metrics.append(item)
+        return {"metrics": metrics, "conj": ev.get("conj", "and")}
+
+    def _ref(self, getter: dict[str, Any]) -> dict[str, Any]:
+        kind = getter["type"]
+        if kind in ("vm_file", *ASSET_GETTERS) and getter.get("multi"):
+            refs = [self._ref({**getter, "multi": False, "path": p}) for p in getter["path"]]
+            gives = getter.get("gives", [0])
+            return {"list": [refs[i] for i in gives]} if len(gives) > 1 else refs[gives[0]]
+        if kind == "vm_file":
+            return {"file": home_path(getter["path"])}
+        if kind == "list_directory":
+            return {"listdir": home_path(getter["path"])}
+        if kind in COMMAND_GETTERS:
+            spec = {
+                "command": getter["command"],
+                "shell": bool(getter.get("shell")),
+                "stderr": kind == COMMAND_GETTERS[1],
+            }
+            return {"command": spec}
+        if kind in ASSET_GETTERS:
+            return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
+        return {"value": getter.get("rules")}
+
+
+def _refs(args: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in args["metrics"]:
+        for ref in (item["result"], item.get("expected")):
+            out += ref["list"] if isinstance(ref, dict) and "list" in ref else [ref] if isinstance(ref, dict) else []
+    return out
+
+
+def needs_commands(args: dict[str, Any]) -> bool:
+    """Whether a getter runs a command (``vm_command_line``/``vm_command_error``)."""
+    return any("command" in ref for ref in _refs(args))
+
+
+def run_commands(
+    args: dict[str, Any], run: Callable[[str | list[str]], tuple[str, str]], table: dict[str, str]
+) -> None:
+    """Replace each command getter by its output (stdout, or stderr for ``vm_command_error``), in place.
+
+    ``run`` executes in the sealed verifier's container: the pristine image with the agent's
+    files copied in as data, none of its processes and none of its changes to the tools.
+    """
+    for ref in _refs(args):
+        if "command" in ref:
+            spec = ref.pop("command")
+            command = substitute(spec["command"], table)
+            if isinstance(command, list) and spec["shell"]:
+                command = " ".join(command)
+            stdout, stderr = run(command if spec["shell"] or isinstance(command, list) else shlex.split(command))
+            ref["value"] = stderr if spec["stderr"] else stdout
+
+
+def listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]

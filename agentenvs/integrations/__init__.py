@@ -1,0 +1,1 @@
+"""Adapters to other projects' interfaces (trainers, foreign env classes); each imports one family at most."""

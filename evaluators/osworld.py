@@ -1,0 +1,324 @@
+"""OSWorld's evaluator, run as one checker: ``func``/``conj`` semantics and its metrics.
+
+The env turns a task's ``evaluator`` into ``osworld`` check arguments: each
+metric with its ``result`` and ``expected`` already reduced to data refs
+(``{"file": path}`` read beneath the state root, ``{"listdir": path}`` its
+names, ``{"list": [...]}`` several, ``{"data_b64": ...}`` from the task,
+``{"value": ...}`` for rules), so no getter runs
+code in the agent's desktop here. A missing file scores 0 (OSWorld's
+FileNotFoundError rule). Metrics keep OSWorld's names, arguments and scores.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import difflib
+import io
+import json
+import re
+from typing import Any, Callable
+
+from evaluators import _state
+from evaluators._registry import ArgumentError, Result, check, require, result
+from evaluators.office import OfficeError, read_docx, read_pptx, read_xlsx
+
+Metric = Callable[..., float]
+METRICS: dict[str, Metric] = {}
+
+
+def metric(fn: Metric) -> Metric:
+    METRICS[fn.__name__] = fn
+    return fn
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+@metric
+def exact_match(result: Any, rules: dict[str, Any]) -> float:
+    return float(_text(result) == rules["expected"])
+
+
+@metric
+def fuzzy_match(result: Any, rules: dict[str, Any]) -> float:
+    return difflib.SequenceMatcher(None, _text(result), rules["expected"]).ratio()
+
+
+@metric
+def literal_match(result: Any, expected: Any, **options: Any) -> float:
+    if options.get("type") == "list":
+        return float(list(result or []) == list(expected or []))
+    a, b = _text(result), _text(expected)
+    if options.get("ignore_case"):
+        a, b = a.lower(), b.lower()
+    return float(a == b)
+
+
+@metric
+def check_include_exclude(result: Any, rules: dict[str, Any]) -> float:
+    text = _text(result)
+    ok = all(s in text for s in rules.get("include", [])) and not any(s in text for s in rules.get("exclude", []))
+    return float(ok)
+
+
+@metric
+def is_in_list(result: Any, rules: dict[str, Any]) -> float:
+    return float(rules["expected"] in (result or []))
+
+
+@metric
+def match_in_list(result: Any, rules: dict[str, Any]) -> float:
+    return float(_text(result) in rules["expected"])
+
+
+@metric
+def file_contains(result: Any, config: dict[str, Any]) -> float:
+    text = _text(result)
+    return float(all(s in text for s in config["expected"]))
+
+
+def _matches(pattern: dict[str, Any], row: dict[str, Any]) -> bool:
+    return all(k in row and row[k] == v for k, v in pattern.items())
+
+
+@metric
+def check_csv(result: Any, rules: dict[str, Any], **options: Any) -> float:
+    """Every ``expect`` record matches some row (by the keys it names), no ``unexpect`` record matches any."""
+    rows = list(csv.DictReader(io.StringIO(_text(result))))
+    expect, unexpect = rules.get("expect", []), rules.get("unexpect", [])
+    found = all(any(_matches(p, r) for r in rows) for p in expect)
+    return float(found and not any(_matches(p, r) for p in unexpect for r in rows))
+
+
+@metric
+def check_list(result: Any, rules: dict[str, Any]) -> float:
+    """Every ``expect`` regex matches some line, no ``unexpect`` regex matches any (a list result is its lines)."""
+    lines = [str(x) for x in result] if isinstance(result, list) else _text(result).splitlines()
+    expect, unexpect = rules.get("expect", []), rules.get("unexpect", [])
+    found = all(any(re.search(p, line) for line in lines) for p in expect)
+    return float(found and not any(re.search(p, line) for p in unexpect for line in lines))
+
+
+def _lines(value: Any, ignore_blanks: bool, ignore_case: bool) -> str:
+    text = _text(value)
+    if ignore_case:
+        text = text.lower()
+    if ignore_blanks:
+        text = " ".join(text.split())
+    return text
+
+
+@metric
+def compare_text_file(result: Any, expected: Any, ignore_blanks: bool = False, ignore_case: bool = False) -> float:
+    return float(_lines(result, ignore_blanks, ignore_case) == _lines(expected, ignore_blanks, ignore_case))
+
+
+@metric
+def diff_text_file(result: Any, expected: Any) -> float:
+    return difflib.SequenceMatcher(None, _text(result), _text(expected)).ratio()
+
+
+@metric
+def compare_csv(result: Any, expected: Any, **options: Any) -> float:
+    def rows(value: Any) -> list[list[str]]:
+        return [r for r in csv.reader(io.StringIO(_text(value))) if any(c.strip() for c in r)]
+
+    return float(rows(result) == rows(expected))
+
+
+@metric
+def check_json(result: Any, rules: dict[str, Any], is_yaml: bool = False) -> float:
+    try:
+        data = json.loads(_text(result))
+    except ValueError:
+        return 0.0
+    for rule in rules.get("expect", []):
+        value = data
+        for key in rule["key"]:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not _compare(value, rule.get("method", "eq"), rule["ref"]):
+            return 0.0
+    for rule in rules.get("unexpect", []):
+        value = data
+        for key in rule["key"]:
+            value = value.get(key) if isinstance(value, dict) else None
+        if _compare(value, rule.get("method", "eq"), rule["ref"]):
+            return 0.0
+    return 1.0
+
+
+@metric
+def check_direct_json_object(result: Any, rules: dict[str, Any]) -> float:
+    data = result if isinstance(result, dict) else _loads(result)
+    if not isinstance(data, dict):
+        return 0.0
+    expected = rules.get("expected", {})
+    if rules.get("relativeTime") or rules.get("expect_in_result"):
+        return float(all(str(v) in str(data.get(k, "")) for k, v in expected.items()))
+    return float(all(data.get(k) == v for k, v in expected.items()))
+
+
+def _loads(value: Any) -> Any:
+    try:
+        return json.loads(_text(value))
+    except ValueError:
+        return None
+
+
+def _compare(value: Any, method: str, ref: Any) -> bool:
+    """OSWorld's comparison methods for cell and JSON rules."""
+    if method == "eq":
+        return value == ref
+    if method == "ne":
+        return value != ref
+    if method in ("lt", "le", "gt", "ge", "approx"):
+        try:
+            a, b = float(value), float(ref)
+        except (TypeError, ValueError):
+            return False
+        return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "approx": abs(a - b) < 1e-3}[method]
+    if method == "str_eq":
+        return str(value) == str(ref)
+    if method == "str_contains":
+        return str(ref) in str(value)
+    raise ArgumentError(f"unsupported comparison method {method!r}")
+
+
+def _sheet(sheets: list, index: Any) -> tuple[str, dict[str, object], dict[str, str]] | None:
+    """OSWorld's sheet indices: an int, ``RI<n>``/``EI<n>`` (result/expected by index), ``RN<name>``/``EN<name>``."""
+    if isinstance(index, str) and len(index) > 2 and index[:2] in ("RI", "EI", "RN", "EN"):
+        index = int(index[2:]) if index[1] == "I" else index[2:]
+    if isinstance(index, int):
+        return sheets[index] if 0 <= index < len(sheets) else None
+    return next((s for s in sheets if s[0] == index), None)
+
+
+def _pick(index: Any, result_sheets: list, expected_sheets: list) -> tuple | None:
+    side = expected_sheets if isinstance(index, str) and index.startswith("E") else result_sheets
+    return _sheet(side, index)
+
+
+#: ``compare_table`` rule types this checker implements; a task using another is refused at import.
+TABLE_RULES = ("sheet_data", "sheet_print", "sheet_fuzzy", "check_cell")
+
+
+@metric
+def compare_table(result: Any, expected: Any = None, **options: Any) -> float:
+    if result is None:
+        return 0.0
+    try:
+        mine = read_xlsx(result)
+        gold = read_xlsx(expected) if expected is not None else []
+    except (OfficeError, KeyError, ValueError, IndexError):
+        return 0.0
+    for rule in options.get("rules", [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]):
+        kind = rule["type"]
+        if kind in ("sheet_data", "sheet_print", "sheet_fuzzy"):
+            a = _pick(rule.get("sheet_idx0", 0), mine, gold)
+            b = _pick(rule.get("sheet_idx1", "EI0"), mine, gold)
+            if a is None or b is None or _normal(a[1], kind) != _normal(b[1], kind):
+                return 0.0
+        elif kind == "check_cell":
+            sheet = _pick(rule.get("sheet_idx", 0), mine, gold)
+            if sheet is None:
+                return 0.0
+            for prop, spec in rule.get("props", {}).items():
+                value = sheet[2].get(rule["coordinate"]) if prop == "formula" else sheet[1].get(rule["coordinate"])
+                if not _compare(value, spec.get("method", "eq"), spec.get("ref")):
+                    return 0.0
+        else:
+            raise ArgumentError(f"compare_table rule {kind!r} is not supported")
+    return 1.0
+
+
+def _normal(values: dict[str, object], kind: str) -> dict[str, object]:
+    if kind == "sheet_data":
+        return {k: v for k, v in values.items() if v != ""}
+    return {k: str(v).strip().lower() for k, v in values.items() if str(v).strip()}
+
+
+@metric
+def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, **options: Any) -> float:
+    if result is None or expected is None:
+        return 0.0
+    try:
+        a, b = read_docx(result), read_docx(expected)
+    except (OfficeError, KeyError):
+        return 0.0
+    if ignore_blanks:
+        return float(" ".join(" ".join(a).split()) == " ".join(" ".join(b).split()))
+    return float(a == b)
+
+
+@metric
+def compare_pptx_files(result: Any, expected: Any, **options: Any) -> float:
+    if result is None or expected is None:
+        return 0.0
+    try:
+        a, b = read_pptx(result), read_pptx(expected)
+    except (OfficeError, KeyError):
+        return 0.0
+    strip = [[t.strip() for t in slide if t.strip()] for slide in a]
+    return float(strip == [[t.strip() for t in slide if t.strip()] for slide in b])
+
+
+def _resolve(ref: Any) -> Any:
+    """A data ref to the metric's input: file bytes (None when missing), task data, or a literal value."""
+    require(ref, dict, "a getter ref")
+    if "file" in ref:
+        try:
+            return _state.read_bytes(ref["file"])
+        except (FileNotFoundError, NotADirectoryError, _state.NotRegular):
+            return None
+    if "data_b64" in ref:
+        return base64.b64decode(ref["data_b64"])
+    if "listdir" in ref:
+        try:
+            return sorted(_state.listdir(ref["listdir"]))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    if "list" in ref:
+        return [_resolve(item) for item in ref["list"]]
+    if "value" in ref:
+        return ref["value"]
+    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64 or value, got {sorted(ref)}")
+
+
+@check("docx_contains")
+def docx_contains(path: str, text: str) -> Result:
+    """A saved DOCX's body text contains ``text`` (a dense check: the file is zipped XML, not text)."""
+    try:
+        body = " ".join(read_docx(_state.read_bytes(path)))
+    except (FileNotFoundError, NotADirectoryError, _state.NotRegular, OfficeError, KeyError):
+        return result(False, f"{path}: no readable DOCX")
+    return result(text in body, f"{text!r} {'in' if text in body else 'not in'} {path}")
+
+
+@check("osworld")
+def osworld(metrics: list, conj: str = "and") -> Result:
+    """OSWorld's score: ``and`` stops at the first 0 else averages; ``or`` stops at the first 1 else takes the max."""
+    require(metrics, list, "metrics")
+    if conj not in ("and", "or") or not metrics:
+        raise ArgumentError("conj is 'and' or 'or' and metrics is a non-empty list")
+    scores, details = [], []
+    for item in metrics:
+        fn = METRICS.get(item.get("func", ""))
+        if fn is None:
+            raise ArgumentError(f"unknown OSWorld metric {item.get('func')!r}; known: {', '.join(sorted(METRICS))}")
+        got = _resolve(item["result"])
+        expected = _resolve(item["expected"]) if "expected" in item else None
+        args = (got, expected) if "expected" in item else (got,)
+        score = 0.0 if got is None else float(fn(*args, **item.get("options", {})))
+        scores.append(score)
+        details.append(f"{item['func']}={score:g}")
+        if conj == "and" and score == 0.0 or conj == "or" and score == 1.0:
+            break
+    if conj == "and":
+        final = 0.0 if scores[-1] == 0.0 else sum(scores) / len(scores)
+    else:
+        final = 1.0 if scores[-1] == 1.0 else max(scores)
+    return result(final >= 1.0, ", ".join(details), score=final)

@@ -1,0 +1,100 @@
+"""Faults on a real desktop: each is bounded, and blamed on the agent only when its action caused it.
+
+The faults not caused by the agent are injected from outside the desktop's
+user (root in the container, through the sandbox), as a crash would happen.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import agentenvs
+from agentenvs.envs.gui.env import GuiEnv
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def outside(env: GuiEnv, command: str) -> None:
+    done = env.desktop.sandbox.exec(["sh", "-c", command], timeout=20)
+    assert done.exit_code == 0, done.output
+
+
+@pytest.fixture
+def env(gui_image):
+    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="screenshot")
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def test_the_daemon_killed_inside_the_desktop_is_the_agents_failure_not_infra(env):
+    """Only the desktop's own processes (the agent's terminal, sudo) can do this: infra would dodge the score."""
+    outside(env, "pkill -9 -f 'gui/[d]aemon.py'")
+    *_, info = env.step("pyautogui.click(10, 10)")
+    assert info["error_kind"] == "agent" and "stopped answering" in info["error"]
+    assert info["score"] == 0.0
+    env.reset(seed=0)
+    *_, info = env.step("pyautogui.click(10, 10)")
+    assert info["action_error"] is None
+
+
+def test_the_container_gone_from_outside_is_infra(env):
+    env.desktop.sandbox._api.kill(env.desktop.sandbox._live())
+    *_, info = env.step("pyautogui.click(10, 10)")
+    assert info["error_kind"] == "infra"
+
+
+def test_an_action_that_kills_its_runner_is_the_agents_error_and_the_next_action_runs(env):
+    *_, info = env.step("import os, signal; os.kill(os.getppid(), signal.SIGKILL)")
+    assert info["error_kind"] == "agent" and "action runner" in info["action_error"]
+    obs, _, terminated, _, info = env.step("import os; print('alive', os.getuid())")
+    assert info["action_error"] is None and not terminated and "alive 1002" in obs["text"]
+
+
+def test_an_action_that_never_returns_is_stopped_at_the_step_limit(env):
+    head, _ = env.desktop.client.call("execute", code="while True: pass", timeout=2)  # the env passes step_timeout_sec
+    assert head["timed_out"] and "limit" in head["error"]
+    *_, info = env.step("pyautogui.press('a')")
+    assert info["action_error"] is None
+
+
+def test_an_app_crashing_mid_episode_leaves_a_scored_episode(env):
+    env.step({"action_type": "TYPING", "text": "half done"})
+    outside(env, "pkill -9 -x mousepad")
+    *_, info = env.step("pyautogui.hotkey('ctrl', 's')")
+    assert info["action_error"] is None
+    *_, info = env.step("DONE")
+    assert info["score"] == 0.0 and info.get("error_kind") != "infra"
+    assert env.desktop.sandbox.get("/home/user/Desktop/todo.txt") == b"buy milk\ncall bob\n"
+
+
+def test_a_blocked_accessibility_walk_is_reported_not_waited_on(gui_image):
+    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="a11y_tree", a11y_timeout=1.0)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert "todo.txt" in obs["text"]
+        outside(env, "pkill -STOP -f 'at-spi2-[r]egistryd'; pkill -STOP -x mousepad")
+        obs, *_, info = env.step("pyautogui.moveTo(5, 5)")
+        assert info["action_error"] is None
+        assert "accessibility tree unavailable" in obs["text"] and "todo.txt" not in obs["text"]
+    finally:
+        env.close()
+
+
+def test_a_hung_display_is_bounded_and_the_agents_failure(gui_image):
+    """A stopped X server blocks the action and the screenshot; both give up at their deadlines."""
+    task = agentenvs.get_task("gui/mousepad-append-line")
+    limits = task.config.limits.model_copy(update={"step_timeout_sec": 3})
+    task = task.model_copy(update={"config": task.config.model_copy(update={"limits": limits})})
+    env = GuiEnv(task=task, screen_size=(800, 600), observation_type="screenshot", settle_timeout=1.0)
+    try:
+        env.reset(seed=0)
+        outside(env, "pkill -STOP -x Xvfb")
+        *_, info = env.step("pyautogui.click(10, 10)")
+        assert info["error_kind"] == "agent" and "stopped answering" in info["error"]
+        assert info["score"] == 0.0
+        env.reset(seed=0)  # a new desktop: the episode after is unaffected
+        *_, info = env.step("pyautogui.click(10, 10)")
+        assert info["action_error"] is None
+    finally:
+        env.close()

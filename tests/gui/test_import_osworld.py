@@ -1,0 +1,193 @@
+"""``agentenvs gui import-osworld`` on a tree of OSWorld task JSON written for this test (not upstream copies)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import agentenvs
+from agentenvs.cli import app
+from agentenvs.envs.gui.assets import AmbiguousAsset, AssetIndex
+
+SAVE = {"type": "command", "parameters": {"command": "python -c \"import pyautogui; pyautogui.hotkey('ctrl', 's')\"", "shell": True}}  # fmt: skip
+
+
+def task(uuid: str, **extra) -> dict:
+    return {"id": uuid, "snapshot": "os", "instruction": "Do it.", "source": "test", "config": [], **extra}
+
+
+def download(url: str, path: str) -> dict:
+    return {"type": "download", "parameters": {"files": [{"url": url, "path": path}]}}
+
+
+EDIT = task(
+    "t1-edit",
+    instruction="Add the line `hello world` at the end of notes.txt (open in the editor) and save it.",
+    config=[
+        download("https://a.example.invalid/in/notes.txt", "notes.txt"),
+        {"type": "open", "parameters": {"path": "notes.txt"}},
+    ],  # fmt: skip
+    evaluator={
+        "postconfig": [
+            {"type": "activate_window", "parameters": {"window_name": "mousepad", "by_class": False}},
+            SAVE,
+            {"type": "sleep", "parameters": {"seconds": 0.5}},
+        ],  # fmt: skip
+        "func": ["compare_text_file", "check_list"],
+        "conj": "and",
+        "result": [
+            {"type": "vm_file", "path": "/home/user/notes.txt", "dest": "n.txt"},
+            {"type": "list_directory", "path": "/home/user"},
+        ],  # fmt: skip
+        "expected": [
+            {"type": "cloud_file", "path": "https://b.example.invalid/gold/notes.txt", "dest": "g.txt"},
+            {"type": "rule", "rules": {"expect": ["^notes\\.txt$"], "unexpect": ["^notes\\.txt~$"]}},
+        ],  # fmt: skip
+    },
+)
+COMMAND = task(
+    "t7-command",
+    instruction="A terminal is open. Use it to create the folder ~/Desktop/done.",
+    config=[
+        {"type": "launch", "parameters": {"command": "gnome-terminal --maximize", "shell": True}},
+        {"type": "sleep", "parameters": {"seconds": 1}},
+    ],  # fmt: skip
+    evaluator={
+        "func": ["check_include_exclude", "check_include_exclude"],
+        "result": [
+            {"type": "vm_command_line", "command": "ls -d ~/Desktop/done && echo FOUND-$((6*7))", "shell": True},
+            {"type": "vm_command_error", "command": ["ls", "/home/user/Desktop/done/missing"]},
+        ],  # fmt: skip
+        "expected": [
+            {"type": "rule", "rules": {"include": ["FOUND-42"], "exclude": []}},
+            {"type": "rule", "rules": {"include": ["No such file"], "exclude": []}},
+        ],  # fmt: skip
+    },
+)
+TREE = {
+    "os/t1-edit.json": EDIT,
+    "os/t7-command.json": COMMAND,
+    "os/t2-name.json": task(
+        "t2-name",
+        config=[download("https://c.example.invalid/x/report%231.csv", "r.csv")],
+        evaluator={
+            "func": "check_csv",
+            "result": {"type": "vm_file", "path": "r.csv"},
+            "expected": {"type": "rule", "rules": {"expect": [{"a": "1"}]}},
+        },
+    ),  # fmt: skip
+    "multi_apps/t3-pdf.json": task(
+        "t3-pdf",
+        related_apps=["gimp"],
+        evaluator={"func": "compare_pdfs", "result": {"type": "vm_file", "path": "a.pdf"}},
+    ),  # fmt: skip
+    "os/t4-web.json": task(
+        "t4-web",
+        proxy=True,
+        evaluator={
+            "func": "exact_match",
+            "result": {"type": "rule", "rules": {}},
+            "expected": {"type": "rule", "rules": {"expected": ""}},
+        },
+    ),  # fmt: skip
+    "os/t5-missing.json": task(
+        "t5-missing", config=[download("https://e.example.invalid/none.txt", "n.txt")], evaluator={"func": "infeasible"}
+    ),  # fmt: skip
+    "os/t6-ambiguous.json": task(
+        "t6-ambiguous",
+        config=[download("https://d.example.invalid/setup.sh", "s.sh")],
+        evaluator={"func": "infeasible"},
+    ),  # fmt: skip
+}
+ASSETS = {
+    "a.example.invalid/in/notes.txt": "first\n",
+    "b.example.invalid/gold/notes.txt": "first\nhello world\n",
+    "loose/report#1.csv": "a,b\n1,2\n",
+    "one/setup.sh": "echo 1\n",
+    "two/setup.sh": "echo 2\n",
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    src, assets = tmp_path / "evaluation_examples", tmp_path / "assets"
+    for name, data in TREE.items():
+        (src / "examples" / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / "examples" / name).write_text(json.dumps(data))
+    for name, text in ASSETS.items():
+        (assets / name).parent.mkdir(parents=True, exist_ok=True)
+        (assets / name).write_text(text)
+    return src, assets
+
+
+def test_assets_match_by_whole_url_then_unique_decoded_name(tree):
+    index = AssetIndex(tree[1])
+    assert index.resolve("https://b.example.invalid/gold/notes.txt").read_text() == "first\nhello world\n"
+    assert index.resolve("https://a.example.invalid/in/notes.txt").read_text() == "first\n"
+    assert index.resolve("https://z.example.invalid/y/report%231.csv").name == "report#1.csv"
+    assert index.resolve("https://z.example.invalid/nothing.txt") is None
+    with pytest.raises(AmbiguousAsset, match="one/setup.sh, two/setup.sh"):
+        index.resolve("https://d.example.invalid/setup.sh")
+    assert index.resolve("https://a.example.invalid/../../etc/passwd") is None
+
+
+def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
+    src, assets = tree
+    out = tmp_path / "tasks"
+    result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "7 tasks: 3 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "asset for https://e.example.invalid/none.txt" in result.output
+    assert "one/setup.sh, two/setup.sh" in result.output
+    assert "network: proxy: true" in result.output
+    assert "metric 'compare_pdfs'" in result.output and "app 'gimp'" in result.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "osworld-os-t1-edit",
+        "osworld-os-t2-name",
+        "osworld-os-t7-command",
+    ]
+    written = out / "osworld-os-t1-edit"
+    assert json.loads((written / "task.json").read_text()) == EDIT  # verbatim
+    assert (written / "assets/b.example.invalid/gold/notes.txt").read_text() == "first\nhello world\n"
+    assert (out / "osworld-os-t2-name/assets/c.example.invalid/x/report#1.csv").is_file()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree, tmp_path, gui_image, variant):
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    imported = agentenvs.load_task(tmp_path / "t/osworld-os-t1-edit")
+    env = agentenvs.make(imported, screen_size=(800, 600), observation_type="screenshot")
+    try:
+        env.reset(seed=0)
+        actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
+        info: dict = {}
+        for action in actions if variant == "scripted" else ["DONE"]:
+            *_, info = env.step(action)
+        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+    finally:
+        env.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant):
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t7-command"), screen_size=(800, 600))
+    try:
+        env.reset(seed=0)
+        click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+        typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
+        info: dict = {}
+        for action in [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]:
+            *_, info = env.step(action)
+        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+    finally:
+        env.close()

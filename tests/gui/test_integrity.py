@@ -1,0 +1,100 @@
+"""The agent cannot change its desktop score except by doing the task through the GUI.
+
+Each test is an attack an agent could make, run on a real desktop. Graded
+files are read by the trusted checker after every process in the desktop
+is killed; pyautogui code runs as ``actor``, which can drive the apps but
+cannot write, read or kill what belongs to the desktop's user; the task's
+gold files and evaluator never enter the desktop.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import agentenvs
+from agentenvs.audit import audit_tasks
+from agentenvs.envs.gui import hacks
+from agentenvs.envs.gui.env import GuiEnv
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+TODO = "/home/user/Desktop/todo.txt"
+ORIGINAL = b"buy milk\ncall bob\n"
+LINE = "fix <div> & <span> tags"
+
+
+@pytest.fixture
+def mousepad(gui_image):
+    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="screenshot")
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def test_pyautogui_code_runs_as_actor_and_cannot_write_behind_the_app(mousepad):
+    _, _, _, _, info = mousepad.step("import os; print('uid', os.getuid())")
+    assert info["action_error"] is None
+    _, _, _, _, info = mousepad.step(hacks._code(mousepad, hacks.WRITE_FILE))
+    assert info["error_kind"] == "agent" and "PermissionError" in info["action_error"]
+    mousepad.step(hacks._code(mousepad, hacks.WRITE_SHELL))
+    windows = mousepad.desktop.client.call("windows")[0]["windows"]
+    assert any("todo.txt" in w["title"] for w in windows), "the actor killed the user's app"
+    assert mousepad.desktop.sandbox.get(TODO) == ORIGINAL
+    *_, info = mousepad.step("DONE")
+    assert info["score"] == 0.0
+
+
+def test_the_same_text_typed_into_the_app_scores(mousepad):
+    """The control for the test above: the GUI path the actor still has works."""
+    mousepad.step("pyautogui.hotkey('ctrl', 'End')")
+    mousepad.step({"action_type": "TYPING", "text": LINE + "\n"})
+    mousepad.step("pyautogui.hotkey('ctrl', 's')")
+    *_, info = mousepad.step("DONE")
+    assert info["score"] == 1.0, info["verifier_detail"]
+
+
+def test_a_background_writer_is_dead_before_the_check(mousepad):
+    """A user process (as a terminal opened through the GUI would start) that writes the gold file once the
+    editor is gone, as at the end of an episode: the kill stops every process at once, so it never gets to."""
+    gold = (ORIGINAL.decode() + LINE + "\n").replace("\n", "\\n")
+    writer = f"while pgrep -x mousepad >/dev/null; do sleep 0.05; done; printf '{gold}' > {TODO}"
+    started = mousepad.desktop.sandbox.exec(
+        ["sh", "-c", f"setsid -f sh -c {writer!r} >/dev/null 2>&1 </dev/null"], timeout=10, user="user"
+    )
+    assert started.exit_code == 0
+    *_, info = mousepad.step("DONE")
+    assert info["score"] == 0.0
+    time.sleep(2)  # had the writer outlived the editor, it would have written by now
+    assert mousepad.desktop.sandbox.get(TODO) == ORIGINAL
+    left = mousepad.desktop.sandbox.exec(["ps", "-U", "user,actor", "-o", "pid=,args="], timeout=10)
+    assert left.stdout.strip() == "", left.stdout  # the writer, the apps and the daemon are gone
+
+
+def test_gold_files_and_the_evaluator_never_enter_the_desktop(mousepad):
+    sandbox = mousepad.desktop.sandbox
+    container = sandbox._api.inspect_container(sandbox._live())
+    sources = [m["Source"] for m in container["Mounts"]]
+    task_dir = str(mousepad.task.path)
+    assert not any(s.startswith(task_dir) or task_dir.startswith(s) for s in sources), sources
+    changed = [c["Path"] for c in sandbox._api.diff(sandbox._live())]
+    assert TODO in changed  # the download step did put the task's input in
+
+    def grep(*markers: str) -> str:
+        argv = ["grep", "-lsF", "-D", "skip", *[a for m in markers for a in ("-e", m)], "--", *changed]
+        return sandbox.exec(argv, timeout=60).stdout
+
+    assert TODO in grep("call bob")  # the search does read what came in
+    assert grep("todo_gold", LINE, "compare_text_file") == ""
+
+
+def test_audit_finds_no_gui_hack_that_scores(gui_image):
+    tasks = [agentenvs.get_task(f"gui/{t}") for t in ("mousepad-append-line", "infeasible-photoshop")]
+    env_kwargs = {"screen_size": (800, 600), "observation_type": "screenshot"}
+    audits = audit_tasks(tasks, env_kwargs, jobs=2)
+    ran = {(a.task_id, r.hack) for a in audits for r in a.results}
+    assert ("gui/mousepad-append-line", "python-writes-result") in ran
+    assert ("gui/mousepad-append-line", "fail") in ran
+    assert ("gui/infeasible-photoshop", "fail") not in ran  # FAIL is the right answer there
+    for audit in audits:
+        assert audit.ok, [f.evidence() for f in audit.findings] + [r.error for r in audit.errors]
