@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentenvs.envs.swe.patches import OutsideRepoError, PatchError, check_inside_repo, split_patch
+from agentenvs.envs.swe.patches import OutsideRepoError, PatchError, check_inside_repo, split_patch, unquote
 
 EDIT = """diff --git a/src/pkg/core.py b/src/pkg/core.py
 index 1111111..2222222 100644
@@ -84,3 +84,13 @@ index 0000000..1111111
         check_inside_repo(split_patch(link))
     inside = link.replace("+/etc", "+src/data")
     check_inside_repo(split_patch(inside))
+
+
+def test_quoted_names_are_read_as_git_reads_them():
+    sneaky = _new_file("x").replace("a/x", '"a/src/\\056\\056/\\056\\056/escape.txt"')
+    sneaky = sneaky.replace("b/x", '"b/src/\\056\\056/\\056\\056/escape.txt"')
+    (section,) = split_patch(sneaky)
+    assert section.path == "src/../../escape.txt"
+    with pytest.raises(OutsideRepoError):
+        check_inside_repo([section])
+    assert unquote('"caf\\303\\251 \\"q\\"\\t.py"') == 'caf\u00e9 "q"\t.py'

@@ -65,12 +65,34 @@ def split_patch(patch: str) -> list[FilePatch]:
     return sections
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(name: str) -> str:
+    """A file name as git spells it in a diff: C-quoted (``"a/caf\\303\\251 \\"x\\".py"``) or bare."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    out, body, i = bytearray(), name[1:-1], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "0123":
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_ESCAPES.get(nxt, ord(nxt) & 0xFF))
+            i += 2
+            continue
+        out += ch.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
 def _strip_prefix(path: str) -> str | None:
-    path = path.strip()
+    path = unquote(path.strip())
     if path == "/dev/null":
         return None
-    if path.startswith('"') and path.endswith('"'):
-        path = path[1:-1]
     if path[:2] in ("a/", "b/"):
         path = path[2:]
     return path
@@ -80,7 +102,10 @@ def _parse_section(lines: list[str]) -> FilePatch:
     old = new = None
     header = _DIFF_GIT.match(lines[0].rstrip("\n"))
     if header:
-        old, new = header.group(2), header.group(4)
+        old, new = (
+            _strip_prefix(header.group(1) + "a/" + header.group(2) + header.group(1)),
+            _strip_prefix(header.group(3) + "b/" + header.group(4) + header.group(3)),
+        )
     symlink = False
     for line in lines[1:]:
         if line.startswith("@@"):
@@ -93,10 +118,10 @@ def _parse_section(lines: list[str]) -> FilePatch:
             symlink = True
         elif line.startswith("deleted file mode"):
             new = None
-        elif line.startswith("rename from "):
-            old = line[len("rename from ") :].rstrip("\n")
-        elif line.startswith("rename to "):
-            new = line[len("rename to ") :].rstrip("\n")
+        elif line.startswith(("rename from ", "copy from ")):
+            old = unquote(line.split(" ", 2)[2].rstrip("\n"))
+        elif line.startswith(("rename to ", "copy to ")):
+            new = unquote(line.split(" ", 2)[2].rstrip("\n"))
     if not lines[0].startswith("diff --git") and old is None and new is None:
         raise PatchError(f"cannot read the file names of a diff section: {lines[0][:80]!r}")
     target = None
