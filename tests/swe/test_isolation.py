@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from agentenvs.core.errors import TaskFormatError
 from agentenvs.envs.swe.grading import grade_patch
-from agentenvs.envs.swe.instance import DEFAULT_IMAGE, bundle_path, instance_of
+from agentenvs.envs.swe.instance import DEFAULT_IMAGE, bundle_path, instance_of, parse_instance
+from agentenvs.envs.swe.interop import SWEBENCH_TEST_CMD
+from agentenvs.envs.swe.isolation import split_test_cmd
 from agentenvs.envs.swe.repo import checkout_bundle
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import SandboxSpec
@@ -75,3 +78,21 @@ def test_the_tests_run_isolated(primed, task):
     )
     report = grade_patch(primed, probe, "", task.config.environment.workdir)
     assert report.resolved, report.detail + "\n" + report.test_output
+
+
+@pytest.mark.parametrize(
+    ("test_cmd", "head", "args"),
+    [
+        ("python3 -m pytest -p no:cacheprovider", "python3", " -p no:cacheprovider"),
+        ("cd sub && pytest -rA", 'cd sub && "$(command -v python3 || command -v python)"', " -rA"),
+        (SWEBENCH_TEST_CMD, SWEBENCH_TEST_CMD.removesuffix(" -m pytest"), ""),
+    ],
+)
+def test_the_interpreter_is_found_in_every_test_cmd_form(test_cmd, head, args):
+    assert split_test_cmd(test_cmd) == (head, args)
+
+
+def test_a_test_cmd_the_grader_cannot_isolate_is_a_task_error():
+    fields = {"instance_id": "x", "base_commit": "abcdef0", "FAIL_TO_PASS": ["t.py::t"], "test_cmd": "tox -e py"}
+    with pytest.raises(TaskFormatError, match="does not run pytest"):
+        parse_instance(fields, "task.toml")
