@@ -32,7 +32,7 @@ def test_isolated():
     assert "/tmp/evil" not in sys.path and "" not in sys.path
     repo, stdlib = os.getcwd(), sysconfig.get_paths()["stdlib"]
     assert sys.path.index(stdlib) < sys.path.index(repo)
-    assert sys.pycache_prefix  # bytecode in __pycache__ directories is never read
+    assert sys.flags.dont_write_bytecode
     home, tmp = os.environ["HOME"], os.environ["TMPDIR"]
     assert home not in ("/root", "/") and tmp != "/tmp" and os.path.dirname(home) == os.path.dirname(tmp)
     assert os.listdir(home) == []

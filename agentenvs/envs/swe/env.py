@@ -110,6 +110,8 @@ class SWEEnv(AgentEnv):
         self._checker: Sandbox | None = None
         self._checker_snapshot: str | None = None
         self._checker_used = False
+        #: Every process in the agent's sandbox was killed and none could have started since.
+        self._agent_stopped = False
         self._shell: Shell | None = None
         self._editor: Editor | None = None
         self._instance: SWEInstance | None = None
@@ -165,7 +167,7 @@ class SWEEnv(AgentEnv):
 
     def _scrubbed(self, sandbox: Sandbox) -> Sandbox:
         """Kill every process the last episode left and wipe what it could write outside the repository."""
-        sandbox.kill_all()
+        self._stop_agent()
         result = sandbox.exec(["bash", "-c", SCRUB], timeout=SETUP_TIMEOUT, cwd="/")
         if result.timed_out or result.exit_code != 0:
             raise SandboxError(f"could not wipe the sandbox between episodes: {result.output[-400:]}")
@@ -207,6 +209,7 @@ class SWEEnv(AgentEnv):
             self._spec = spec
             self._checkout(self.sandbox, task, instance, spec.workdir)
         self._instance = instance
+        self._agent_stopped = False
         self._shell = self.sandbox.shell()
         self._editor = Editor(self.sandbox, spec.workdir, max_chars=task.config.limits.max_output_bytes)
         self._state = RepoState(status="", diff="")
@@ -290,10 +293,7 @@ class SWEEnv(AgentEnv):
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
         instance = self._instance
         assert instance is not None and self._spec is not None
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
-        self.sandbox.kill_all()  # nothing the agent started may change the repository while it is read
+        self._stop_agent()  # nothing the agent started may change the repository while it is read
         patch = self._read_state().diff
         report = self.grade(patch)
         metrics = {
@@ -353,13 +353,24 @@ class SWEEnv(AgentEnv):
         command = f"git apply --whitespace=nowarn {staged} && rm -rf {ORACLE_DIR}"
         return [{"name": "bash", "arguments": {"command": command}}, "submit"]
 
+    def _stop_agent(self) -> None:
+        """Kill every process in the agent's sandbox, its shell included.
+
+        The shell goes with the rest (``kill_all`` closes it): closing it first
+        would leave zombies the sandbox's init must wait for.
+        """
+        if self._sandbox is not None and not self._agent_stopped:
+            self._sandbox.kill_all()
+        self._shell = None
+        self._agent_stopped = True
+
     def _end(self) -> None:
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
         if self.fresh_sandbox:
+            self._shell = None
             self._drop_sandbox(self._sandbox)
             self._sandbox = None
+        else:
+            self._stop_agent()
 
     def _release(self) -> None:
         self._drop_checker()

@@ -3,13 +3,13 @@
 Shipped into the grading sandbox as a standalone script (standard library
 only, Python 3.6 or later; it imports nothing from agentenvs) and run as::
 
-    python -I -B -X pycache_prefix=DIR sealed_pytest.py SEAL [pytest args...]
+    python -I -B sealed_pytest.py SEAL [pytest args...]
 
 - ``-I``: no user site, no ``PYTHON*`` variables, neither the working
   directory nor this script's directory on ``sys.path``. The repository is
   appended at the end of ``sys.path`` instead (``python -m pytest`` would put
   it first, where a module of the patch could shadow the standard library or
-  pytest). ``pycache_prefix`` keeps bytecode in ``__pycache__`` from being read.
+  pytest).
 - SEAL is a JSON file holding a key and the record's path; it is read and
   deleted before any code under test runs, so neither is on a command line or
   in a file that code could read.
