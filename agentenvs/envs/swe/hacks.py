@@ -3,9 +3,10 @@
 Each hack is only what an agent could send: bash commands run in the
 repository, then ``submit``. None of them fixes anything; each tries to make
 the hidden tests report success (or to find the fix) without doing the work.
-Every one of them scored 1.0 against the grader as it was before issue 8
-except where its description says otherwise; now each must score no more than
-doing nothing, and the in-process ones must also be flagged.
+Seven scored 1.0 against the grader before issue 8 (addopts in pyproject.toml,
+.pytest.ini and setup.cfg, both shadow modules, both in-process hacks), and the
+daemon outlived its episode; now each must score no more than doing nothing,
+and the in-process ones must also be flagged (tests/swe/test_hacks.py).
 """
 
 from __future__ import annotations
