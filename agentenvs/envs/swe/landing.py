@@ -16,6 +16,7 @@ from __future__ import annotations
 import posixpath
 import secrets
 import shlex
+import threading
 from dataclasses import dataclass, field
 
 from agentenvs.core.errors import SandboxError
@@ -29,6 +30,11 @@ APPLY_TIMEOUT = 120.0
 SYMLINK_MODE = "120000"
 DIFF = f"{GIT} diff-tree -r -p --binary --full-index --no-renames"
 RAW = f"{GIT} diff-tree -r -z --no-renames --raw"
+
+#: What the test interpreter can import, per (backend, image, test_cmd). It is listed in a
+#: pristine grading sandbox before any patch lands, so it is the same for every grading there.
+_importable: dict[tuple[str, str, str], frozenset[str]] = {}
+_importable_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -100,10 +106,10 @@ class _Lander:
             raise SandboxError(f"{what} failed (exit {result.exit_code}): {result.output[-600:]}")
         return result.exit_code, result.stdout
 
-    def apply(self, test_cmd: str, fallback: bool) -> tuple[int, str]:
+    def apply(self, test_cmd: str, fallback: bool, list_importable: bool) -> tuple[int, str]:
         s = self.s
         patch1 = f"patch --batch --fuzz=5 -p1 -u --no-backup-if-mismatch -i {s}/model.patch >> {s}/apply.log 2>&1"
-        listing = interpreter_command(test_cmd, "-c " + shlex.quote(LIST_IMPORTABLE))
+        listing = interpreter_command(test_cmd, "-c " + shlex.quote(LIST_IMPORTABLE)) if list_importable else "true"
         return self.run(
             f"""T0=$(snap) || exit 91
 {listing} > {s}/names 2>/dev/null </dev/null || : > {s}/names
@@ -175,7 +181,10 @@ def land(sandbox: Sandbox, stage: str, workdir: str, test_cmd: str, patch: str) 
         landing.refused = f"patch refused: {exc}"
         return landing
     lander = _Lander(sandbox, stage, workdir)
-    code, out = lander.apply(test_cmd, fallback=sections is not None)
+    key = (type(sandbox).__name__, sandbox.spec.image, test_cmd)
+    with _importable_lock:
+        known = _importable.get(key)
+    code, out = lander.apply(test_cmd, fallback=sections is not None, list_importable=known is None)
     if code != 0:
         landing.log, landing.refused = out, f"the patch did not apply: {out[-600:]}"
         return landing
@@ -187,7 +196,10 @@ def land(sandbox: Sandbox, stage: str, workdir: str, test_cmd: str, patch: str) 
         landing.applied, landing.refused = False, f"patch refused: {escape}"
         return landing
     trees = _trees([_decode(p) for p in listing.split(b"\0") if p], landing.changes)
-    importable = frozenset(n for n in _decode(names).split("\n") if n)
+    importable = known if known is not None else frozenset(n for n in _decode(names).split("\n") if n)
+    if known is None and importable:
+        with _importable_lock:
+            _importable[key] = importable
     landing.reverted = refusals(((c.status, c.path) for c in landing.changes), trees, importable)
     if not landing.reverted:
         landing.diff = _decode(diff)
