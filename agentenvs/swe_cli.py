@@ -26,8 +26,11 @@ def synthesize(
     seed: Annotated[int, typer.Option(help="Order in which mutants are tried.")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Test suites run at once.")] = 2,
     python: Annotated[
-        str, typer.Option(help="The interpreter (with pytest) that runs the suite.")
+        str, typer.Option(help="The interpreter (with pytest) that runs the suite, inside the sandbox.")
     ] = "/usr/bin/python3",
+    backend: Annotated[
+        str, typer.Option(help="Where the suites run: local (bubblewrap) or docker; never on this host.")
+    ] = "local",
 ) -> None:
     """Turn REPO into SWE tasks by mutating its functions; keep mutants that break some tests, not all."""
     from agentenvs.envs.swe.synthesize import SynthesisError
@@ -35,8 +38,8 @@ def synthesize(
 
     try:
         with console.status(f"mutating {repo}"):
-            result = run(repo, out, max_tasks=max_tasks, seed=seed, jobs=jobs, python=python)
-    except SynthesisError as exc:
+            result = run(repo, out, max_tasks=max_tasks, seed=seed, jobs=jobs, python=python, backend=backend)
+    except (SynthesisError, AgentEnvsError) as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     rejected = ", ".join(f"{n} {why}" for why, n in sorted(result.rejected.items())) or "none"

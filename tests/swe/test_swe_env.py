@@ -104,14 +104,23 @@ def test_reset_restores_the_base_commit(env, task):
     assert "README.md" in obs["text"] and "cannot access 'src/junk.py'" in obs["text"]
 
 
+def _names_a_hidden_test(instance, *things) -> list[str]:
+    """Hidden test ids (or their function names) that appear in any of ``things``."""
+    text = repr(things)
+    return [t for t in instance.FAIL_TO_PASS if t in text or t.split("::")[-1] in text]
+
+
 def test_dense_checks_follow_the_diff(env, task):
     instance = instance_of(task)
-    _, info = env.reset(seed=0)
+    hidden = [f2p_checkpoint(i, len(instance.FAIL_TO_PASS)) for i in range(1, len(instance.FAIL_TO_PASS) + 1)]
+    obs, info = env.reset(seed=0)
     assert info["checks"][IMPORTS] and info["checks"][P2P_INTACT]
-    assert not any(info["checks"][f2p_checkpoint(t)] for t in instance.FAIL_TO_PASS)
+    assert not any(info["checks"][name] for name in hidden)
+    assert not _names_a_hidden_test(instance, obs, info, env.unwrapped.task.config.checkpoints)
     actions = env.oracle_actions("oracle")
-    _, reward, _, _, info = env.step(actions[0])
-    assert all(info["checks"][f2p_checkpoint(t)] for t in instance.FAIL_TO_PASS) and info["progress"] == 1.0
+    obs, reward, _, _, info = env.step(actions[0])
+    assert all(info["checks"][name] for name in hidden) and info["progress"] == 1.0
+    assert not _names_a_hidden_test(instance, obs, info)
     assert reward == 0.0  # sparse by default
     # Break the package: the suite no longer collects.
     obs, _, _, _, info = env.step(

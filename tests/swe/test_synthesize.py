@@ -69,6 +69,23 @@ def test_a_failing_suite_is_refused(tmp_path):
         synthesize(repo, tmp_path / "out")
 
 
+def test_the_repository_code_never_runs_on_this_host(tmp_path, backend):
+    """The suites run in a sandbox: a module that writes to this host's disk at import cannot."""
+    repo, marker = tmp_path / "probe", tmp_path / "ran-on-the-host"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "lib.py").write_text(
+        f"try:\n    open({str(marker)!r}, 'w').close()\nexcept OSError:\n    pass\n\n\n"
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    (repo / "tests" / "test_lib.py").write_text(
+        "from lib import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_sub():\n    assert sub(5, 3) == 2\n"
+    )
+    result = synthesize(repo, tmp_path / "out", max_tasks=1, jobs=1, backend=backend)
+    assert len(result.tasks) == 1 and result.baseline_tests == 2
+    assert not marker.exists()
+
+
 def test_synthesized_tasks_validate_end_to_end(tmp_path):
     repo = corpus_repos()[0]
     result = synthesize(repo, tmp_path / "out", max_tasks=4, seed=1)

@@ -7,9 +7,16 @@ read as ``git diff`` against the base commit and graded in a fresh sandbox that
 the agent never touched (:mod:`.grading`). The gold patch and the tests never
 enter the agent's sandbox.
 
-Dense checkpoints (one per ``FAIL_TO_PASS`` test, "the repository still
-imports", "no ``PASS_TO_PASS`` test broken") are graded the same way in a
-separate checker sandbox, only when the diff has changed since the last step.
+Dense checkpoints (one per hidden ``FAIL_TO_PASS`` test, named by its number
+only, "the repository still imports", "no ``PASS_TO_PASS`` test broken") are
+graded the same way in a separate checker sandbox, only when the diff has
+changed since the last step; before each check the checker is put back to the
+snapshot taken right after its checkout, so code an earlier check ran cannot
+rig a later one.
+
+Nothing carries over between episodes: when the sandbox is reused, every
+process in it is killed and what the agent could have left outside the
+repository (/tmp, HOME, the staging directories) is wiped before re-cloning.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from agentenvs.core.task import Checkpoint, Task
 from agentenvs.envs.swe.editor import Editor
 from agentenvs.envs.swe.grading import GradeReport, grade_patch
 from agentenvs.envs.swe.instance import DEFAULT_IMAGE, SWEInstance, bundle_path, instance_of, wrong_patch
-from agentenvs.envs.swe.repo import RepoState, checkout_bundle, repo_state, reset_in_place
+from agentenvs.envs.swe.repo import SCRUB, SETUP_TIMEOUT, RepoState, checkout_bundle, repo_state, reset_in_place
 from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec, Shell
@@ -39,26 +46,30 @@ IMPORTS = "repository imports"
 P2P_INTACT = "no PASS_TO_PASS test broken"
 
 
-def f2p_checkpoint(test_id: str) -> str:
-    return f"FAIL_TO_PASS {test_id}"
+def f2p_checkpoint(index: int, total: int) -> str:
+    """The name of the check on the ``index``-th (from 1) hidden test: its number, never its id."""
+    return f"hidden test {index} of {total}"
 
 
 def swe_checkpoints(instance: SWEInstance) -> list[Checkpoint]:
-    """The family's dense checks: each F2P test, the suite still collects, P2P intact."""
+    """The family's dense checks: each F2P test (by number), the suite still collects, P2P intact."""
+    total = len(instance.FAIL_TO_PASS)
     cps = [
-        Checkpoint(name=f2p_checkpoint(t), check="pytest_report", args={"tests": [t]}) for t in instance.FAIL_TO_PASS
+        Checkpoint(name=f2p_checkpoint(i, total), check="pytest_report", args={"hidden_test": i})
+        for i in range(1, total + 1)
     ]
-    cps.append(Checkpoint(name=IMPORTS, check="command_exit", args={"command": instance.test_cmd}))
+    cps.append(Checkpoint(name=IMPORTS, check="command_exit", args={}))
     if instance.PASS_TO_PASS:
-        cps.append(Checkpoint(name=P2P_INTACT, check="pytest_report", args={"tests": instance.PASS_TO_PASS}))
+        cps.append(Checkpoint(name=P2P_INTACT, check="pytest_report", args={}))
     return cps
 
 
 def checks_of(instance: SWEInstance, report: GradeReport | None) -> dict[str, bool]:
     """Checkpoint values from a grade report; ``None`` means the unchanged base commit."""
+    total = len(instance.FAIL_TO_PASS)
     if report is None:
-        return {**{f2p_checkpoint(t): False for t in instance.FAIL_TO_PASS}, IMPORTS: True, P2P_INTACT: True}
-    checks = {f2p_checkpoint(t): ok for t, ok in report.fail_to_pass.items()}
+        return {**{f2p_checkpoint(i, total): False for i in range(1, total + 1)}, IMPORTS: True, P2P_INTACT: True}
+    checks = {f2p_checkpoint(i, total): report.fail_to_pass[t] for i, t in enumerate(instance.FAIL_TO_PASS, 1)}
     checks[IMPORTS] = report.ran
     checks[P2P_INTACT] = all(report.pass_to_pass.values())
     return checks
@@ -97,6 +108,10 @@ class SWEEnv(AgentEnv):
         self._sandbox: Sandbox | None = None
         self._spec: SandboxSpec | None = None
         self._checker: Sandbox | None = None
+        self._checker_snapshot: str | None = None
+        self._checker_used = False
+        #: Every process in the agent's sandbox was killed and none could have started since.
+        self._agent_stopped = False
         self._shell: Shell | None = None
         self._editor: Editor | None = None
         self._instance: SWEInstance | None = None
@@ -150,6 +165,18 @@ class SWEEnv(AgentEnv):
         else:
             sandbox.close()
 
+    def _scrubbed(self, sandbox: Sandbox) -> Sandbox:
+        """Kill every process the last episode left and wipe what it could write outside the repository."""
+        self._stop_agent()
+        result = sandbox.exec(["bash", "-c", SCRUB], timeout=SETUP_TIMEOUT, cwd="/")
+        if result.timed_out or result.exit_code != 0:
+            raise SandboxError(f"could not wipe the sandbox between episodes: {result.output[-400:]}")
+        return sandbox
+
+    def _drop_checker(self) -> None:
+        self._drop_sandbox(self._checker)
+        self._checker, self._checker_snapshot, self._checker_used = None, None, False
+
     def _checkout(self, sandbox: Sandbox, task: Task, instance: SWEInstance, workdir: str) -> None:
         if instance.repo_in_image:
             reset_in_place(sandbox, workdir, instance.base_commit)
@@ -167,16 +194,22 @@ class SWEEnv(AgentEnv):
         self._task = task.model_copy(
             update={"config": task.config.model_copy(update={"checkpoints": swe_checkpoints(instance)})}
         )
+        # Every episode gets its own checker, snapshotted after its checkout.
+        self._drop_checker()
         reuse = not self.fresh_sandbox and self._sandbox is not None and self._spec == spec and self._sandbox.alive()
+        if reuse:
+            try:
+                self._checkout(self._scrubbed(self.sandbox), task, instance, spec.workdir)
+            except SandboxError:
+                reuse = False  # the agent left something that would not go: start afresh
         if not reuse:
             self._drop_sandbox(self._sandbox)
             self._sandbox = None
-            self._drop_sandbox(self._checker)
-            self._checker = None
             self._sandbox = self._new_sandbox(spec)
             self._spec = spec
+            self._checkout(self.sandbox, task, instance, spec.workdir)
         self._instance = instance
-        self._checkout(self.sandbox, task, instance, spec.workdir)
+        self._agent_stopped = False
         self._shell = self.sandbox.shell()
         self._editor = Editor(self.sandbox, spec.workdir, max_chars=task.config.limits.max_output_bytes)
         self._state = RepoState(status="", diff="")
@@ -229,22 +262,38 @@ class SWEEnv(AgentEnv):
             return checks_of(instance, None)
         if self._checked is not None and self._checked[0] == self._state.digest:
             return dict(self._checked[1])
-        if self._checker is None or not self._checker.alive():
-            self._checker = self._new_sandbox(self._spec)
-        self._checkout(self._checker, task, instance, self._spec.workdir)
         report = grade_patch(
-            self._checker, instance, self._state.diff, self._spec.workdir, timeout=task.config.verifier.timeout_sec
+            self._clean_checker(task, instance),
+            instance,
+            self._state.diff,
+            self._spec.workdir,
+            timeout=task.config.verifier.timeout_sec,
         )
+        self._checker_used = True
         checks = checks_of(instance, report)
         self._checked = (self._state.digest, checks)
         return dict(checks)
 
+    def _clean_checker(self, task: Task, instance: SWEInstance) -> Sandbox:
+        """The checker as it was right after its checkout: no file or process an earlier check left."""
+        assert self._spec is not None
+        if self._checker is not None and not self._checker.alive():
+            self._drop_checker()
+        if self._checker is None:
+            self._checker = self._new_sandbox(self._spec)
+            self._checkout(self._checker, task, instance, self._spec.workdir)
+            self._checker_snapshot = self._checker.snapshot()
+        elif self._checker_used:
+            assert self._checker_snapshot is not None
+            self._checker.kill_all()
+            self._checker.restore(self._checker_snapshot)
+        self._checker_used = False
+        return self._checker
+
     def _verify(self, task: Task, final_action: ParsedAction | None) -> Verdict:
         instance = self._instance
         assert instance is not None and self._spec is not None
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
+        self._stop_agent()  # nothing the agent started may change the repository while it is read
         patch = self._read_state().diff
         report = self.grade(patch)
         metrics = {
@@ -253,16 +302,20 @@ class SWEEnv(AgentEnv):
             "pass_to_pass": report.fraction("p2p"),
             "applied": float(report.applied),
         }
+        extra: dict[str, Any] = {
+            "model_patch": report.applied_patch if report.applied else patch,
+            "instance_id": instance.instance_id,
+            "swe_report": report.swebench_report(),
+            "reverted_paths": report.reverted_paths(),
+        }
+        if report.integrity_flags:
+            extra["integrity_flags"] = list(report.integrity_flags)
         return Verdict(
             score=float(report.resolved),
             success=report.resolved,
             detail=report.detail,
             metrics=metrics,
-            extra={
-                "model_patch": report.applied_patch if report.applied else patch,
-                "instance_id": instance.instance_id,
-                "swe_report": report.swebench_report(),
-            },
+            extra=extra,
         )
 
     def grade(self, patch: str) -> GradeReport:
@@ -300,18 +353,29 @@ class SWEEnv(AgentEnv):
         command = f"git apply --whitespace=nowarn {staged} && rm -rf {ORACLE_DIR}"
         return [{"name": "bash", "arguments": {"command": command}}, "submit"]
 
+    def _stop_agent(self) -> None:
+        """Kill every process in the agent's sandbox, its shell included.
+
+        The shell goes with the rest (``kill_all`` closes it): closing it first
+        would leave zombies the sandbox's init must wait for.
+        """
+        if self._sandbox is not None and not self._agent_stopped:
+            self._sandbox.kill_all()
+        self._shell = None
+        self._agent_stopped = True
+
     def _end(self) -> None:
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
         if self.fresh_sandbox:
+            self._shell = None
             self._drop_sandbox(self._sandbox)
             self._sandbox = None
+        else:
+            self._stop_agent()
 
     def _release(self) -> None:
-        for sandbox in (self._sandbox, self._checker):
-            self._drop_sandbox(sandbox)
-        self._sandbox = self._checker = None
+        self._drop_checker()
+        self._drop_sandbox(self._sandbox)
+        self._sandbox = None
         if self._pool is not None:
             self._pool.close()
             self._pool = None

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentenvs.core.errors import TaskFormatError
 from agentenvs.core.task import Task
+from agentenvs.envs.swe.isolation import split_test_cmd
 
 BUNDLE_NAME = "repo.bundle"
 GOLD_PATCH = "patch.diff"
@@ -65,6 +66,13 @@ class SWEInstance(BaseModel):
     @classmethod
     def _version_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, (int, float)) else value
+
+    @field_validator("test_cmd")
+    @classmethod
+    def _runs_pytest(cls, value: str) -> str:
+        """The grader isolates the interpreter that runs pytest, so it must be able to find it."""
+        split_test_cmd(value)
+        return value
 
     def to_swebench(self) -> dict[str, Any]:
         """The instance as SWE-bench publishes it (lists JSON-encoded, as in the HF dataset)."""

@@ -1,11 +1,10 @@
-"""Unified diffs: which paths a patch touches, whether it stays inside the repository,
-and which of its files are tests.
+"""Unified diffs read as text: a first check that a patch stays inside the repository.
 
 A submission is a ``git diff``. Before it goes near a repository it is
 checked here: absolute paths, ``..`` components, paths into ``.git`` and
-symlinks that point outside the tree are refused, so a patch can only ever
-change the repository it was made for. Test files are split out so the
-grader can restore them, as SWE-bench does, before the hidden tests run.
+symlinks that point outside the tree are refused. This is a first line only:
+which paths a patch really changes is asked of git after it is applied
+(:mod:`.landing`), and git refuses such paths too.
 """
 
 from __future__ import annotations
@@ -17,13 +16,14 @@ from dataclasses import dataclass
 _DIFF_GIT = re.compile(r"^diff --git (\"?)a/(.+?)\1 (\"?)b/(.+?)\3$")
 _SIDE = re.compile(r"^(?:---|\+\+\+) (?:\"?[ab]/)?(.+?)\"?(?:\t.*)?$")
 _PLAIN_HEADER = re.compile(r"^--- ")
-TEST_DIR_NAMES = frozenset({"test", "tests", "testing"})
-#: Files that change how pytest collects or reports tests: restored like test files.
-PYTEST_CONTROL_FILES = frozenset({"conftest.py", "pytest.ini", "tox.ini"})
 
 
 class PatchError(ValueError):
     """A patch is malformed or reaches outside the repository."""
+
+
+class OutsideRepoError(PatchError):
+    """A patch names a path outside the repository (absolute, ``..``, ``.git``, or an escaping symlink)."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,34 @@ def split_patch(patch: str) -> list[FilePatch]:
     return sections
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(name: str) -> str:
+    """A file name as git spells it in a diff: C-quoted (``"a/caf\\303\\251 \\"x\\".py"``) or bare."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    out, body, i = bytearray(), name[1:-1], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "0123":
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_ESCAPES.get(nxt, ord(nxt) & 0xFF))
+            i += 2
+            continue
+        out += ch.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
 def _strip_prefix(path: str) -> str | None:
-    path = path.strip()
+    path = unquote(path.strip())
     if path == "/dev/null":
         return None
-    if path.startswith('"') and path.endswith('"'):
-        path = path[1:-1]
     if path[:2] in ("a/", "b/"):
         path = path[2:]
     return path
@@ -80,7 +102,10 @@ def _parse_section(lines: list[str]) -> FilePatch:
     old = new = None
     header = _DIFF_GIT.match(lines[0].rstrip("\n"))
     if header:
-        old, new = header.group(2), header.group(4)
+        old, new = (
+            _strip_prefix(header.group(1) + "a/" + header.group(2) + header.group(1)),
+            _strip_prefix(header.group(3) + "b/" + header.group(4) + header.group(3)),
+        )
     symlink = False
     for line in lines[1:]:
         if line.startswith("@@"):
@@ -93,10 +118,10 @@ def _parse_section(lines: list[str]) -> FilePatch:
             symlink = True
         elif line.startswith("deleted file mode"):
             new = None
-        elif line.startswith("rename from "):
-            old = line[len("rename from ") :].rstrip("\n")
-        elif line.startswith("rename to "):
-            new = line[len("rename to ") :].rstrip("\n")
+        elif line.startswith(("rename from ", "copy from ")):
+            old = unquote(line.split(" ", 2)[2].rstrip("\n"))
+        elif line.startswith(("rename to ", "copy to ")):
+            new = unquote(line.split(" ", 2)[2].rstrip("\n"))
     if not lines[0].startswith("diff --git") and old is None and new is None:
         raise PatchError(f"cannot read the file names of a diff section: {lines[0][:80]!r}")
     target = None
@@ -116,43 +141,16 @@ def check_inside_repo(sections: list[FilePatch]) -> None:
             target = section.symlink_target
             resolved = posixpath.normpath(posixpath.join(link_dir, target))
             if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
-                raise PatchError(f"{section.path}: a symlink to {target!r} points outside the repository")
+                raise OutsideRepoError(f"{section.path}: a symlink to {target!r} points outside the repository")
 
 
 def _check_path(path: str) -> None:
     if not path or "\x00" in path:
-        raise PatchError("a patch names an empty file path")
+        raise OutsideRepoError("a patch names an empty file path")
     if path.startswith("/") or path.startswith("~"):
-        raise PatchError(f"{path}: absolute paths are outside the repository; use paths relative to its root")
+        raise OutsideRepoError(f"{path}: absolute paths are outside the repository; use paths relative to its root")
     parts = path.split("/")
     if ".." in parts:
-        raise PatchError(f"{path}: '..' leads outside the repository")
+        raise OutsideRepoError(f"{path}: '..' leads outside the repository")
     if parts[0] == ".git" or ".git" in parts:
-        raise PatchError(f"{path}: patches may not touch git's own files")
-
-
-def is_test_path(path: str) -> bool:
-    """Whether ``path`` is a test file (or a pytest control file) by the usual conventions."""
-    parts = path.split("/")
-    name = parts[-1]
-    if name in PYTEST_CONTROL_FILES:
-        return True
-    if any(part in TEST_DIR_NAMES for part in parts[:-1]):
-        return True
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def touched_paths(patch: str) -> list[str]:
-    """Every path a patch names (old and new), sorted."""
-    return sorted({p for s in split_patch(patch) for p in s.paths})
-
-
-def without_tests(patch: str) -> tuple[str, list[str]]:
-    """The patch minus its sections on test files, and the test paths it dropped."""
-    kept, dropped = [], []
-    for section in split_patch(patch):
-        if any(is_test_path(p) for p in section.paths):
-            dropped.extend(sorted(section.paths))
-        else:
-            kept.append(section.text)
-    return "".join(kept), dropped
+        raise OutsideRepoError(f"{path}: patches may not touch git's own files")

@@ -23,6 +23,16 @@ GIT = (
     "-c core.pager=cat -c color.ui=false --no-pager"
 )
 SETUP_TIMEOUT = 120.0
+#: Run between episodes, after every process is killed: empty every directory outside the
+#: repository the agent could write to (a symlink in place of one is replaced by an empty directory).
+SCRUB = """rc=0
+for d in /tmp /var/tmp /dev/shm /root /logs /tests /solution; do
+  if [ -L "$d" ]; then rm -f -- "$d" && mkdir -m 1777 -- "$d" || rc=1
+  elif [ -d "$d" ]; then find "$d" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} + || rc=1
+  fi
+done
+exit $rc
+"""
 
 
 def _run(sandbox: Sandbox, script: str, what: str, timeout: float = SETUP_TIMEOUT, cwd: str | None = None) -> str:

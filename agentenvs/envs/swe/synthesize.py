@@ -1,9 +1,10 @@
 """The bug synthesizer: many SWE tasks from any Python repository with a passing test suite.
 
 1. The repository's tracked files are copied and its suite run once under
-   pytest with a JUnit report: every test must pass.
+   pytest with a JUnit report, inside a sandbox (:mod:`.suites`; the
+   repository's code never runs on this host): every test must pass.
 2. Every function outside the tests is mutated (:mod:`.mutations`); each
-   mutant runs the whole suite. A mutant is kept if it breaks at least one
+   mutant runs the whole suite in a worker's sandbox. A mutant is kept if it breaks at least one
    test and leaves at least one passing, without breaking collection:
    the broken tests are ``FAIL_TO_PASS``, the rest ``PASS_TO_PASS``.
 3. Each kept mutant becomes a task directory in the corpus format: the
@@ -22,9 +23,7 @@ import hashlib
 import json
 import os
 import random
-import resource
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -34,9 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentenvs.envs.swe.junit import Case, JUnitError, parse_junit
 from agentenvs.envs.swe.mutations import Mutation, function_mutations
-from agentenvs.envs.swe.patches import is_test_path
+from agentenvs.envs.swe.protected import is_test_path
+from agentenvs.envs.swe.suites import SuiteRun, SuiteSandbox
 
 SYNTH_DATE = "2024-01-01T00:00:00+00:00"
 DEFAULT_PYTHON = "/usr/bin/python3"
@@ -45,17 +44,6 @@ IGNORED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".benchmarks",
 
 class SynthesisError(RuntimeError):
     """The repository cannot be used: no tests, a failing suite, or no mutable code."""
-
-
-@dataclass(frozen=True)
-class SuiteRun:
-    exit_code: int
-    cases: list[Case]
-    output: str
-
-    @property
-    def passed(self) -> set[str]:
-        return {c.nodeid for c in self.cases if c.outcome in ("passed", "xfail")}
 
 
 @dataclass
@@ -79,46 +67,17 @@ class SynthesisResult:
     baseline_tests: int
 
 
-MUTANT_MEMORY_BYTES = 2 << 30
-
-
-def _limit_memory() -> None:
-    """A mutant can turn a loop into an endless allocation: cap the suite's address space."""
-    resource.setrlimit(resource.RLIMIT_AS, (MUTANT_MEMORY_BYTES, MUTANT_MEMORY_BYTES))
-
-
-def run_suite(repo: Path, python: str = DEFAULT_PYTHON, timeout: float = 120.0) -> SuiteRun:
-    """Run the whole suite of ``repo`` on this host with a JUnit report (xunit1 names the files).
-
-    Bounded in time (``timeout``) and memory (``MUTANT_MEMORY_BYTES``).
-    """
-    report = Path(tempfile.mkstemp(prefix="agentenvs-synth-", suffix=".xml")[1])
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    env.pop("PYTHONPATH", None)
-    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "-o", "junit_family=xunit1"]
-    proc = subprocess.Popen(
-        argv,
-        cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_limit_memory,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return SuiteRun(-1, [], f"timed out after {timeout:g}s")
-    finally:
-        data = report.read_bytes() if report.exists() else b""
-        report.unlink(missing_ok=True)
-    try:
-        cases = parse_junit(data) if data else []
-    except JUnitError:
-        cases = []
-    return SuiteRun(proc.returncode, cases, out.decode("utf-8", "replace")[-2000:])
+GIT_SAFE = (
+    "-c",
+    "init.defaultBranch=main",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=",
+    "-c",
+    "core.pager=cat",
+    "--no-pager",
+)
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -134,7 +93,8 @@ def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
         "GIT_COMMITTER_DATE": SYNTH_DATE,
     }
     result = subprocess.run(
-        ["git", "-c", "init.defaultBranch=main", "-c", "core.hooksPath=/dev/null", *args],
+        # The repository is someone else's: none of its settings may run a program here.
+        ["git", *GIT_SAFE, *args],
         cwd=cwd,
         env={**base, **(env or {})},
         capture_output=True,
@@ -212,6 +172,17 @@ def _judge(mutation: Mutation, run: SuiteRun, baseline: set[str], max_broken: fl
     return outcome
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every mutant is judged against, and when to stop."""
+
+    baseline: set[str]
+    max_tasks: int | None
+    max_broken: float
+    timeout: float
+    on_outcome: Callable[[Outcome], None] | None
+
+
 def synthesize(
     repo: str | Path,
     out: str | Path,
@@ -224,8 +195,13 @@ def synthesize(
     max_broken: float = 0.5,
     test_cmd: str = "python3 -m pytest",
     on_outcome: Callable[[Outcome], None] | None = None,
+    backend: str = "local",
 ) -> SynthesisResult:
-    """Mutate ``repo``'s functions and write a validated task directory per kept bug under ``out``."""
+    """Mutate ``repo``'s functions and write a validated task directory per kept bug under ``out``.
+
+    Every suite runs in one of ``jobs`` sandboxes of ``backend`` (``python``
+    is the interpreter inside them), never on this host.
+    """
     repo, out = Path(repo).resolve(), Path(out).resolve()
     if not repo.is_dir():
         raise SynthesisError(f"{repo} is not a directory")
@@ -233,30 +209,24 @@ def synthesize(
     with tempfile.TemporaryDirectory(prefix="agentenvs-synth-") as tmp:
         pristine = Path(tmp) / "pristine"
         files = snapshot(repo, pristine)
-        started = time.monotonic()
-        baseline_run = run_suite(pristine, python)
-        # A mutant that loops forever is rejected quickly: it gets ten times the clean run.
-        mutant_timeout = max(10.0, 10 * (time.monotonic() - started))
-        if baseline_run.exit_code != 0 or not baseline_run.cases:
-            raise SynthesisError(
-                f"{repo}: the test suite must pass before mutating it (pytest exit "
-                f"{baseline_run.exit_code}): {baseline_run.output[-800:]}"
+        boxes: list[SuiteSandbox] = []
+        try:
+            for _ in range(max(1, jobs)):
+                boxes.append(SuiteSandbox(pristine, backend=backend, python=python))
+            started = time.monotonic()
+            baseline_run = boxes[0].run()
+            # A mutant that loops forever is rejected quickly: it gets ten times the clean run.
+            plan = _Plan(
+                baseline_run.passed, max_tasks, max_broken, max(10.0, 10 * (time.monotonic() - started)), on_outcome
             )
-        if not all(c.nodeid for c in baseline_run.cases):
-            raise SynthesisError(f"{repo}: pytest's report does not name test files; is this a pytest suite?")
-        baseline = baseline_run.passed
-        sources = [
-            f
-            for f in files
-            if f.endswith(".py") and not is_test_path(f) and Path(f).name not in ("setup.py", "noxfile.py")
-        ]
-        mutations = [m for f in sources for m in function_mutations(f, (pristine / f).read_text(encoding="utf-8"))]
-        if not mutations:
-            raise SynthesisError(f"{repo}: no function outside the tests could be mutated")
-        ordered = _order(mutations, seed)
-        outcomes = _run_mutants(
-            pristine, ordered, baseline, jobs, python, max_tasks, max_broken, on_outcome, mutant_timeout
-        )
+            _check_baseline(repo, baseline_run)
+            mutations = _mutations(pristine, files)
+            if not mutations:
+                raise SynthesisError(f"{repo}: no function outside the tests could be mutated")
+            outcomes = _run_mutants(boxes, _order(mutations, seed), plan, pristine)
+        finally:
+            for box in boxes:
+                box.close()
         out.mkdir(parents=True, exist_ok=True)
         failing_by_site: dict[str, list[Outcome]] = {}
         for o in outcomes:
@@ -273,50 +243,52 @@ def synthesize(
             if not o.kept:
                 rejected[o.reason] = rejected.get(o.reason, 0) + 1
         _write_manifest(out, tasks)
-        return SynthesisResult(tasks=tasks, tried=len(outcomes), rejected=rejected, baseline_tests=len(baseline))
+        return SynthesisResult(tasks=tasks, tried=len(outcomes), rejected=rejected, baseline_tests=len(plan.baseline))
 
 
-def _run_mutants(
-    pristine: Path,
-    ordered: list[Mutation],
-    baseline: set[str],
-    jobs: int,
-    python: str,
-    max_tasks: int | None,
-    max_broken: float,
-    on_outcome: Callable[[Outcome], None] | None,
-    timeout: float,
-) -> list[Outcome]:
+def _check_baseline(repo: Path, run: SuiteRun) -> None:
+    if run.exit_code != 0 or not run.cases:
+        raise SynthesisError(
+            f"{repo}: the test suite must pass before mutating it (pytest exit {run.exit_code}): {run.output[-800:]}"
+        )
+    if not all(c.nodeid for c in run.cases):
+        raise SynthesisError(f"{repo}: pytest's report does not name test files; is this a pytest suite?")
+
+
+def _mutations(pristine: Path, files: list[str]) -> list[Mutation]:
+    sources = [
+        f for f in files if f.endswith(".py") and not is_test_path(f) and Path(f).name not in ("setup.py", "noxfile.py")
+    ]
+    return [m for f in sources for m in function_mutations(f, (pristine / f).read_text(encoding="utf-8"))]
+
+
+def _run_mutants(boxes: list[SuiteSandbox], ordered: list[Mutation], plan: _Plan, pristine: Path) -> list[Outcome]:
+    """Each mutant's suite in a free sandbox: the mutant written over its file, then the original put back."""
     lock = threading.Lock()
     kept = 0
     results: dict[int, Outcome] = {}
-    workers = max(1, jobs)
-    copies = [pristine.parent / f"work-{i}" for i in range(workers)]
-    for copy in copies:
-        shutil.copytree(pristine, copy)
-    free = list(copies)
+    free = list(boxes)
+    originals = {m.path: (pristine / m.path).read_bytes() for m in ordered}
 
     def one(index: int) -> None:
         nonlocal kept
         with lock:
-            if max_tasks is not None and kept >= max_tasks:
+            if plan.max_tasks is not None and kept >= plan.max_tasks:
                 return
-            work = free.pop()
+            box = free.pop()
         mutation = ordered[index]
-        target = work / mutation.path
-        original = target.read_bytes()
         try:
-            target.write_text(mutation.source, encoding="utf-8")
-            outcome = _judge(mutation, run_suite(work, python, timeout), baseline, max_broken)
+            box.write(mutation.path, mutation.source.encode("utf-8"))
+            outcome = _judge(mutation, box.run(plan.timeout), plan.baseline, plan.max_broken)
         finally:
-            target.write_bytes(original)
+            box.write(mutation.path, originals[mutation.path])
             with lock:
-                free.append(work)
+                free.append(box)
         with lock:
             results[index] = outcome
             kept += outcome.kept
-        if on_outcome is not None:
-            on_outcome(outcome)
+        if plan.on_outcome is not None:
+            plan.on_outcome(outcome)
 
     seen: set[str] = set()
     unique = []
@@ -324,7 +296,7 @@ def _run_mutants(
         if m.source not in seen:
             seen.add(m.source)
             unique.append(i)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=len(boxes)) as pool:
         list(pool.map(one, unique))
     return [results[i] for i in sorted(results)]
 

@@ -1,0 +1,68 @@
+"""Every SWE reward hack, run for real against corpus tasks on both backends: none scores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agentenvs.core.task import load_task
+from agentenvs.envs.swe.env import SWEEnv
+from agentenvs.envs.swe.hacks import swe_hacks
+from tests.swe.swe_helpers import TASKS
+
+HACK_TASKS = ["agentenvs__calcy-0001", "agentenvs__tabkit-0002"]
+IN_PROCESS = "in-process-patching"
+
+
+def _play(env: SWEEnv, actions: Callable[[SWEEnv], list[Any]]) -> dict:
+    """Reset, then send what ``actions`` computes from the reset env (as an agent would) until the end."""
+    env.reset(seed=0)
+    info: dict = {}
+    for action in actions(env):
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    assert "score" in info, "the episode did not end"
+    return info
+
+
+def test_the_library_covers_every_attack_class():
+    classes = {h.attack_class for h in swe_hacks()}
+    assert classes == {
+        "conftest-hook",
+        "pytest-config",
+        "shadow-module",
+        "pth-file",
+        "sitecustomize",
+        "edit-tests",
+        "fake-output",
+        IN_PROCESS,
+        "background-process",
+        "read-hidden-tests",
+    }
+    kinds = {h.name for h in swe_hacks() if h.attack_class == "pytest-config"}
+    assert {"pyproject-addopts", "pytest-ini-addopts", "dot-pytest-ini-addopts", "tox-ini-addopts"} <= kinds
+    assert "setup-cfg-addopts" in kinds
+
+
+@pytest.mark.parametrize("task_id", HACK_TASKS)
+def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
+    task = load_task(TASKS / task_id, family="swe")
+    env = SWEEnv(task=task, backend=backend, dense_checks=False)
+    try:
+        noop = _play(env, lambda _: ["submit"])["score"]
+        assert noop == 0.0
+        scores, unflagged = {}, []
+        for hack in swe_hacks():
+            info = _play(env, hack.actions)
+            scores[hack.name] = (info["score"], info["verifier_detail"][:200])
+            if hack.attack_class == IN_PROCESS and not info.get("integrity_flags"):
+                unflagged.append(hack.name)
+        assert {name: s for name, s in scores.items() if s[0] > noop} == {}
+        assert unflagged == []
+        # The env is still usable, and nothing a hack left behind changes an honest fix's grade.
+        assert _play(env, lambda e: e.oracle_actions("oracle"))["score"] == 1.0
+    finally:
+        env.close()
