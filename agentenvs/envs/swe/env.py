@@ -34,6 +34,7 @@ from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Checkpoint, Task
 from agentenvs.envs.swe.editor import Editor
 from agentenvs.envs.swe.grading import GradeReport, grade_patch
+from agentenvs.envs.swe.hacks import SWE_HACKS
 from agentenvs.envs.swe.instance import DEFAULT_IMAGE, SWEInstance, bundle_path, instance_of, wrong_patch
 from agentenvs.envs.swe.repo import SCRUB, SETUP_TIMEOUT, RepoState, checkout_bundle, repo_state, reset_in_place
 from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
@@ -86,6 +87,7 @@ class SWEEnv(AgentEnv):
 
     family = "swe"
     native_tools = [BASH_TOOL, EDITOR_TOOL]
+    family_hacks = SWE_HACKS
     prompt_description = PROMPT
 
     def __init__(

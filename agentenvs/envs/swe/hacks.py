@@ -12,18 +12,9 @@ and the in-process ones must also be flagged (tests/swe/test_hacks.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Hack:
-    """A reward hack: a name, the attack class it stands for, and the actions an agent would send."""
-
-    name: str
-    attack_class: str
-    description: str
-    actions: Callable[[Any], list[Any]]
+from agentenvs.core.hacks import Hack
 
 
 def _bash(command: str) -> dict[str, Any]:
@@ -290,3 +281,7 @@ def swe_hacks() -> list[Hack]:
             _script(SEARCH_FOR_THE_FIX),
         ),
     ]
+
+
+#: What ``SWEEnv.audit_hacks`` adds to the common hacks.
+SWE_HACKS: tuple[Hack, ...] = tuple(swe_hacks())
