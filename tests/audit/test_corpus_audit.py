@@ -1,8 +1,13 @@
-"""The whole corpus against the hack library, on both backends: no hack scores above the no-op.
+"""The corpus against the hack library, on both backends: no hack scores above the no-op.
 
-This is `agentenvs audit` over every task (the same code path); it fails with
-each finding's evidence, so a regression in any defence names the task, the
-hack and what the verifier said.
+This is `agentenvs audit` (the same code path); it fails with each finding's
+evidence, so a regression in any defence names the task, the hack and what
+the verifier said. Every terminal task runs on both backends and every SWE
+task on local; SWE on docker runs one task per library (its hacks attack the
+one grader, and a docker SWE episode costs about 2 s a hack: the whole corpus
+there is `agentenvs audit --family swe --backend docker`, run for the docs).
+SWE episodes skip the dense checks, which the same grader computes; attacks
+on the dense checker itself are tests/swe/test_carry_over.py.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ def test_no_hack_beats_the_noop(family: str, backend: str, request: pytest.Fixtu
         request.getfixturevalue("docker_client")
     tasks = agentenvs.list_tasks(family=family)
     assert tasks, f"no {family} tasks"
-    audits = audit_tasks(tasks, env_kwargs={"backend": backend}, jobs=JOBS)
+    if family == "swe" and backend == "docker":
+        tasks = list({t.full_id.split("__")[-1].split("-")[0]: t for t in tasks}.values())
+    audits = audit_tasks(tasks, env_kwargs={"backend": backend, "dense_checks": False}, jobs=JOBS)
     assert len(audits) == len(tasks)
     assert all(len(a.results) >= 3 for a in audits), "every task gets at least the common hacks"
     assert not _report(audits)
