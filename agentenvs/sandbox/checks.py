@@ -85,7 +85,8 @@ def _decoded(answer: list[dict] | str, count: int) -> list[CheckResult]:
 def _in_sandbox(sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float, shell: Shell | None) -> list[CheckResult]:
     """Live checks, in one isolated-Python process inside the sandbox."""
     payload = json.dumps([{"check": s.check, "args": s.args} for s in specs])
-    result = run_in(sandbox, shell, [*EVALUATORS_COMMAND, "batch", payload], timeout)
+    # Checks observe: git must not rewrite its index (a stat refresh) while they look.
+    result = run_in(sandbox, shell, [*EVALUATORS_COMMAND, "batch", payload], timeout, {"GIT_OPTIONAL_LOCKS": "0"})
     if result.timed_out:
         return [CheckResult.error(f"checks timed out after {timeout:g}s") for _ in specs]
     lines = result.stdout.strip().splitlines()
