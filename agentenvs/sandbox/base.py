@@ -82,6 +82,8 @@ class Sandbox(Protocol):
     """An isolated place to run commands, with files in and out and snapshots."""
 
     spec: SandboxSpec
+    #: On a sandbox ``seal()`` returned: the agent's changes it left out, for the verdict ("" if none).
+    sealed_note: str
 
     @property
     def capabilities(self) -> Capabilities: ...

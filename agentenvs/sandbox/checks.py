@@ -63,7 +63,7 @@ def run_checks(
     """
     results: list[CheckResult | None] = [None] * len(specs)
     outside = [i for i, spec in enumerate(specs) if not _live(spec.check)]
-    inside = [i for i in range(len(specs)) if i not in set(outside)]
+    inside = sorted(set(range(len(specs))) - set(outside))
     if outside:
         batch = [{"check": specs[i].check, "args": specs[i].args} for i in outside]
         answer = sandbox.state_checker().run(batch, timeout=timeout)

@@ -222,7 +222,7 @@ class TerminalEnv(AgentEnv):
             if callable(resume_agent):
                 resume_agent()
             self._open_shells()
-        note = getattr(sealed, "sealed_note", "")
+        note = sealed.sealed_note
         return replace(verdict, detail=f"{verdict.detail}\n[{note}]".strip()) if note else verdict
 
     def episode_artifacts(self) -> dict[str, bytes]:
