@@ -19,7 +19,7 @@ import pytest
 import agentenvs
 from agentenvs.audit import audit_tasks
 
-JOBS = int(os.environ.get("AGENTENVS_AUDIT_JOBS", "3"))
+JOBS = int(os.environ.get("AGENTENVS_AUDIT_JOBS", "2"))
 
 
 def _report(audits: list) -> dict[str, list[str]]:

@@ -20,7 +20,10 @@ def env(backend, task):
 
 def test_a_process_left_running_does_not_survive_reset(env):
     env.reset(seed=0)
-    env.step(f"setsid nohup bash -c '{DAEMON}' >/dev/null 2>&1 < /dev/null & disown; echo secret > ~/.note; sleep 0.3")
+    env.step(
+        f"setsid nohup bash -c '{DAEMON}' >/dev/null 2>&1 < /dev/null & disown; echo secret > ~/.note; "
+        "for i in $(seq 100); do [ -s RIGGED ] && break; sleep 0.1; done"
+    )
     obs, *_ = env.step("cat RIGGED")
     assert obs["text"].startswith("rigged")  # the daemon is running
     _, _, terminated, _, info = env.step("submit")
