@@ -40,7 +40,7 @@ def test_every_task_validates(backend: str, request: pytest.FixtureRequest) -> N
     tasks = agentenvs.list_tasks(family="terminal")
     results = validate_tasks(tasks, env_kwargs={"backend": backend}, jobs=2)
     problems = {
-        r.task_id: {v: (e.score, e.detail[-200:]) for v, e in r.episodes.items() if not e.ok}
+        r.task_id: {v: (e.score, e.detail[-800:]) for v, e in r.episodes.items() if not e.ok}
         for r in results
         if not r.ok
     }

@@ -36,6 +36,25 @@ def stop_workers():
         time.sleep(0.1)
 
 
+def worker_command(pid):
+    """The command line of `pid` once it has exec'd the worker (up to 10 s).
+
+    `$!` names the background child before it execs (a subshell, then nohup,
+    then python3), so a correct script can leave a pid whose command line
+    is still the shell's for a moment on a loaded machine.
+    """
+    command = ""
+    for _ in range(100):
+        try:
+            command = cmdline(pid)
+        except OSError:
+            return command
+        if "worker.py" in command:
+            return command
+        time.sleep(0.1)
+    return command
+
+
 def main():
     stop_workers()
     if not os.access("/app/start-worker.sh", os.X_OK):
@@ -55,10 +74,10 @@ def main():
     try:
         with open("/app/worker.pid") as fh:
             pid = int(fh.read().strip())
-        command = cmdline(pid)
     except (OSError, ValueError) as exc:
         print(f"pid file: {exc}")
         return 1
+    command = worker_command(pid)
     if "worker.py" not in command:
         print(f"pid {pid} is not the worker: {command!r}")
         return 1
