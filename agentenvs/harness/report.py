@@ -100,7 +100,9 @@ def trajectories(run: RunDir, meta: dict[str, Any]) -> list[dict[str, Any]]:
                 "view": s,
                 "text": cut(s.text, MAX_TEXT_CHARS),
                 "extras": {k: cut(v, MAX_TEXT_CHARS) for k, v in s.extras.items()},
-                "images": [{"name": k, "src": _image_data(run, e.get("trajectory", ""), v)} for k, v in s.images.items()],
+                "images": [
+                    {"name": k, "src": _image_data(run, e.get("trajectory", ""), v)} for k, v in s.images.items()
+                ],
             }
             for s in view.steps
         ]
