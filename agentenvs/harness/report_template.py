@@ -27,7 +27,7 @@ fieldset label { margin-right: .7rem; white-space: nowrap; }
 .o-success { background: #1a7f37; } .o-fail { background: #c62828; } .o-agent-fault { background: #8e24aa; } .o-infra { background: #d08700; }
 details { margin: .4rem 0; } summary { font-weight: 600; cursor: pointer; }
 .act { margin: .2rem 0; } .kind { font-size: .75rem; color: #555; background: #eef; border-radius: .3rem; padding: 0 .3rem; margin-right: .4rem; }
-code.action { white-space: pre-wrap; word-break: break-word; background: #f3f3f3; padding: .05rem .3rem; }
+code.action { display: inline-block; vertical-align: top; max-width: calc(100% - 9rem); white-space: pre-wrap; word-break: break-word; background: #f3f3f3; padding: .05rem .3rem; }
 .tokens { color: #555; }
 .d-add { background: #e6ffec; color: #116329; } .d-del { background: #ffebe9; color: #82071e; }
 .d-hunk { color: #0550ae; } .d-meta { font-weight: 600; }
