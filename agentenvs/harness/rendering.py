@@ -20,8 +20,8 @@ OUTCOMES: tuple[Outcome, ...] = ("success", "fail", "agent-fault", "infra")
 #: The ``error`` of an episode that ran out of steps: a plain failure, not a fault.
 STEP_BUDGET_SPENT = "step budget spent"
 NO_ACTION_TEXT = "(no action)"
-#: Tool arguments shown as the action itself: a shell or game command is read as typed.
-COMMAND_ARGUMENTS = ("command",)
+#: The one argument shown as the action itself: a shell or game command is read as typed.
+COMMAND_ARGUMENT = "command"
 
 
 def outcome(record: dict[str, Any]) -> Outcome:
@@ -86,8 +86,8 @@ def action_text(action: Any) -> str:
         arguments = _arguments(action.get("arguments"))
         if isinstance(arguments, str):
             return f"{action['name']}({arguments})"
-        if len(arguments) == 1 and isinstance(arguments.get(COMMAND_ARGUMENTS[0]), str):
-            return arguments[COMMAND_ARGUMENTS[0]]
+        if len(arguments) == 1 and isinstance(arguments.get(COMMAND_ARGUMENT), str):
+            return arguments[COMMAND_ARGUMENT]
         return f"{action['name']}({', '.join(f'{k}={_value(v)}' for k, v in arguments.items())})"
     return _value(action)
 
@@ -186,14 +186,6 @@ class EpisodeView:
     verifier_detail: str | None
     patch: str | None
     steps: list[StepView] = field(default_factory=list)
-
-    @property
-    def task_id(self) -> str:
-        return str(self.record.get("task_id", ""))
-
-    @property
-    def trial(self) -> int:
-        return int(self.record.get("trial", 0))
 
 
 def step_view(s: dict[str, Any]) -> StepView:

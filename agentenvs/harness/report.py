@@ -6,13 +6,13 @@ screenshots are inlined as base64 PNG.
 
 from __future__ import annotations
 
-import base64
 import io
 from collections import Counter
 from typing import Any
 
 import jinja2
 
+from agentenvs.harness.observation import png_data_url
 from agentenvs.harness.rendering import OUTCOMES, cut, diff_lines, families, load_episode
 from agentenvs.harness.report_template import TEMPLATE
 from agentenvs.harness.rundir import RunDir
@@ -84,7 +84,7 @@ def _image_data(run: RunDir, trajectory: str, rel: str) -> str | None:
     path = run.path / trajectory / rel
     if not path.is_file():
         return None
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    return png_data_url(path.read_bytes())
 
 
 def trajectories(run: RunDir, meta: dict[str, Any]) -> list[dict[str, Any]]:

@@ -123,9 +123,9 @@ agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at
 {% for t in ep.record.task_steps %}<tr><td>{{ t.name }}</td><td>{{ t.reward | num(3) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% if ep.record.warnings %}<ul class="warnings">{% for w in ep.record.warnings %}<li>warning: {{ w }}</li>{% endfor %}</ul>{% endif %}
 {% if ep.record.artifacts %}<p class="muted">Artifacts: {{ ep.record.artifacts | join(", ") }}</p>{% endif %}
-<details class="instruction" open><summary>Instruction</summary>
+{% if ep.shown %}<details class="instruction" open><summary>Instruction</summary>
 {% if ep.instruction is not none %}<pre class="instruction-text">{{ ep.instruction }}</pre>{% else %}<p class="muted">Not recorded in this run.</p>{% endif %}
-</details>
+</details>{% endif %}
 <details class="verifier" open><summary>Verifier</summary>
 {% if ep.verifier_detail %}<pre class="verifier-detail">{{ ep.verifier_detail }}</pre>{% else %}<p class="muted">No verifier output{% if ep.record.status == "infra" %} (never scored){% endif %}.</p>{% endif %}
 </details>
