@@ -47,6 +47,7 @@ from agentenvs.harness.policies import (
     PolicyUnavailable,
     StepInput,
 )
+from agentenvs.harness.rendering import STEP_BUDGET_SPENT
 from agentenvs.harness.rundir import TrajectoryWriter
 
 T = TypeVar("T")
@@ -186,6 +187,12 @@ def _fields(obs: dict[str, Any], writer: TrajectoryWriter) -> tuple[dict[str, An
     return fields, images if writer.save_images else {}
 
 
+def _instruction(obs: dict[str, Any], default: str) -> str:
+    """What the observation tells the agent to do (a multi-step task's current step), else ``default``."""
+    value = obs.get("instruction")
+    return value if isinstance(value, str) else default
+
+
 class EpisodePlayer:
     """Plays one attempt of one episode against an opened env handle, in a lane's thread."""
 
@@ -263,9 +270,11 @@ class EpisodePlayer:
             oracle_actions=oracle,
         )
         fields, images = _fields(obs, writer)
+        instruction = _instruction(obs, task.instruction)
         writer.write(
             {
                 "step": 0,
+                "instruction": instruction,
                 "observation": fields,
                 "info": to_jsonable({k: info[k] for k in ("checks", "progress", "warnings") if k in info}),
                 "seed": seed,
@@ -325,9 +334,13 @@ class EpisodePlayer:
                 if info.get("action_error"):
                     result.action_errors += 1
                 fields, images = _fields(obs, writer)
+                told = _instruction(obs, instruction)
+                moved_on = {"instruction": told} if told != instruction else {}
+                instruction = told
                 writer.write(
                     {
                         "step": result.steps,
+                        **moved_on,
                         "action": to_jsonable(decision.action),
                         "policy": {
                             "message": decision.message,
@@ -364,7 +377,7 @@ class EpisodePlayer:
                         result.error = "episode deadline reached"
                     elif truncated and not result.error and not result.success:
                         result.error_kind = result.error_kind or "agent"
-                        result.error = "time budget spent" if result.error_kind == "timeout" else "step budget spent"
+                        result.error = "time budget spent" if result.error_kind == "timeout" else STEP_BUDGET_SPENT
                     break
                 step_input = StepInput(
                     step=result.steps,

@@ -6,12 +6,14 @@ screenshots are inlined as base64 PNG.
 
 from __future__ import annotations
 
-import base64
 import io
+from collections import Counter
 from typing import Any
 
 import jinja2
 
+from agentenvs.harness.observation import png_data_url
+from agentenvs.harness.rendering import OUTCOMES, cut, diff_lines, families, load_episode
 from agentenvs.harness.report_template import TEMPLATE
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.scoring import episodes_frame, summarize
@@ -82,44 +84,41 @@ def _image_data(run: RunDir, trajectory: str, rel: str) -> str | None:
     path = run.path / trajectory / rel
     if not path.is_file():
         return None
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    return png_data_url(path.read_bytes())
 
 
-def _cut(text: Any) -> str:
-    text = "" if text is None else str(text)
-    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + "\n[... cut in the report ...]"
-
-
-def trajectories(run: RunDir) -> list[dict[str, Any]]:
-    """Episodes with their steps, ready for the template."""
-    out = []
+def trajectories(run: RunDir, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Episodes as ``rendering`` reads them (the same text ``agentenvs show`` prints), ready for the template."""
+    known = families(meta)
     episodes = sorted(run.read_episodes(), key=lambda e: (e["task_id"], int(e["trial"])))
+    out = []
     for index, e in enumerate(episodes):
-        steps = []
-        if index < MAX_VIEWER_EPISODES:
-            for s in run.read_steps(e["task_id"], int(e["trial"])):
-                obs = dict(s.get("observation") or {})
-                text = obs.pop("text", "")
-                info = s.get("info") or {}
-                steps.append(
-                    {
-                        "step": s.get("step"),
-                        "action": s.get("action"),
-                        "note": (s.get("policy") or {}).get("note"),
-                        "message": (s.get("policy") or {}).get("message"),
-                        "text": _cut(text),
-                        "extras": {k: _cut(v) for k, v in obs.items()},
-                        "images": [
-                            {"name": k, "src": _image_data(run, e.get("trajectory", ""), v)}
-                            for k, v in (s.get("images") or {}).items()
-                        ],
-                        "checks": info.get("checks") or {},
-                        "progress": info.get("progress"),
-                        "reward": s.get("reward"),
-                        "action_error": info.get("action_error"),
-                    }
-                )
-        out.append({"id": f"ep-{index}", "record": e, "steps": steps, "shown": index < MAX_VIEWER_EPISODES})
+        shown = index < MAX_VIEWER_EPISODES
+        view = load_episode(run, e, known, with_steps=shown)
+        steps = [
+            {
+                "view": s,
+                "text": cut(s.text, MAX_TEXT_CHARS),
+                "extras": {k: cut(v, MAX_TEXT_CHARS) for k, v in s.extras.items()},
+                "images": [
+                    {"name": k, "src": _image_data(run, e.get("trajectory", ""), v)} for k, v in s.images.items()
+                ],
+            }
+            for s in view.steps
+        ]
+        out.append(
+            {
+                "id": f"ep-{index}",
+                "record": e,
+                "view": view,
+                "instruction": None if view.instruction is None else cut(view.instruction, MAX_TEXT_CHARS),
+                "verifier_detail": None if view.verifier_detail is None else cut(view.verifier_detail, MAX_TEXT_CHARS),
+                "diff": diff_lines(view.patch) if view.patch else [],
+                "tokens": sum((s.tokens or {}).get("total", 0) for s in view.steps),
+                "steps": steps,
+                "shown": shown,
+            }
+        )
     return out
 
 
@@ -133,8 +132,15 @@ def render_report(run: RunDir, summary: dict[str, Any] | None = None) -> str:
     env.filters["pct"] = lambda v: "-" if _missing(v) else f"{100 * v:.1f}%"
     env.filters["num"] = lambda v, d=2: "-" if _missing(v) else f"{v:.{d}f}"
     env.filters["ci"] = lambda v: "" if not v else f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]"
+    meta = run.read_run()
+    episodes = trajectories(run, meta)
     return env.from_string(TEMPLATE).render(
-        summary=summary, plots=plots(run, summary), episodes=trajectories(run), meta=run.read_run()
+        summary=summary,
+        plots=plots(run, summary),
+        episodes=episodes,
+        outcomes=[(o, sum(ep["view"].outcome == o for ep in episodes)) for o in OUTCOMES],
+        families=sorted(Counter(ep["view"].family for ep in episodes).items()),
+        meta=meta,
     )
 
 

@@ -21,6 +21,16 @@ pre { background: #f7f7f7; padding: .4rem; white-space: pre-wrap; word-break: br
 #headline { font-size: 1.05rem; padding: .5rem .75rem; background: #f3f6fa; border-left: 4px solid #4c72b0; }
 #headline.warn { background: #fff6e0; border-left-color: #d08700; }
 .badge { display: inline-block; font-size: .8rem; padding: 0 .4rem; border-radius: .6rem; background: #d08700; color: #fff; }
+fieldset { display: inline-block; border: 1px solid #ccc; margin: 0 .5rem .5rem 0; padding: .2rem .6rem; }
+fieldset label { margin-right: .7rem; white-space: nowrap; }
+.outcome { display: inline-block; font-size: .8rem; padding: 0 .45rem; border-radius: .6rem; color: #fff; background: #777; }
+.o-success { background: #1a7f37; } .o-fail { background: #c62828; } .o-agent-fault { background: #8e24aa; } .o-infra { background: #d08700; }
+details { margin: .4rem 0; } summary { font-weight: 600; cursor: pointer; }
+.act { margin: .2rem 0; } .kind { font-size: .75rem; color: #555; background: #eef; border-radius: .3rem; padding: 0 .3rem; margin-right: .4rem; }
+code.action { display: inline-block; vertical-align: top; max-width: calc(100% - 9rem); white-space: pre-wrap; word-break: break-word; background: #f3f3f3; padding: .05rem .3rem; }
+.tokens { color: #555; }
+.d-add { background: #e6ffec; color: #116329; } .d-del { background: #ffebe9; color: #82071e; }
+.d-hunk { color: #0550ae; } .d-meta { font-weight: 600; }
 img.shot { max-width: 640px; image-rendering: pixelated; border: 1px solid #999; min-width: 60px; }
 </style>
 </head>
@@ -88,43 +98,87 @@ agentenvs {{ summary.run.agentenvs_version }}, created {{ summary.run.created_at
 {% else %}<p class="muted">None.</p>{% endif %}
 
 <h2>Trajectories</h2>
-<label>Episode:
+<div id="filters">
+<fieldset id="filter-outcome"><legend>Outcome</legend>
+{% for name, n in outcomes %}<label><input type="checkbox" class="filter" data-filter="outcome" value="{{ name }}" checked> <span class="outcome o-{{ name }}">{{ name }}</span> ({{ n }})</label>
+{% endfor %}</fieldset>
+<fieldset id="filter-family"><legend>Family</legend>
+{% for name, n in families %}<label><input type="checkbox" class="filter" data-filter="family" value="{{ name }}" checked> {{ name }} ({{ n }})</label>
+{% endfor %}</fieldset>
+</div>
+<p><label>Episode:
 <select id="episode-select">
-{% for ep in episodes %}<option value="{{ ep.id }}">{{ ep.record.task_id }} #{{ ep.record.trial }}:
-{% if ep.record.status != "scored" %}infra error{% elif ep.record.success %}success{% else %}failure{% endif %}{% if ep.record.integrity_flags %} [flagged]{% endif %}</option>{% endfor %}
-</select></label>
+{% for ep in episodes %}<option value="{{ ep.id }}" data-outcome="{{ ep.view.outcome }}" data-family="{{ ep.view.family }}">{{ ep.record.task_id }} #{{ ep.record.trial }}: {{ ep.view.outcome }}{% if ep.record.integrity_flags %} [flagged]{% endif %}</option>{% endfor %}
+</select></label> <span id="filter-count" class="muted">{{ episodes | length }} of {{ episodes | length }} episodes</span></p>
+<p id="no-match" class="muted" hidden>No episode matches the filters.</p>
 {% for ep in episodes %}
-<section class="episode" id="{{ ep.id }}" {% if not loop.first %}hidden{% endif %}>
-<h3>{{ ep.record.task_id }}, trial {{ ep.record.trial }}
-{% if ep.record.status != "scored" %}<span class="bad">infra error</span>
-{% elif ep.record.success %}<span class="ok">success</span>{% else %}<span class="bad">failure</span>{% endif %}
+{% set v = ep.view %}
+<section class="episode" id="{{ ep.id }}" data-outcome="{{ v.outcome }}" data-family="{{ v.family }}" data-task="{{ ep.record.task_id }}" {% if not loop.first %}hidden{% endif %}>
+<h3>{{ ep.record.task_id }}, trial {{ ep.record.trial }} <span class="outcome o-{{ v.outcome }}">{{ v.outcome }}</span>
 {% if ep.record.integrity_flags %}<span class="badge flagged" title="{{ ep.record.integrity_flags | join('; ') }}">flagged</span>{% endif %}</h3>
 {% if ep.record.integrity_flags %}<ul class="integrity-flags">{% for f in ep.record.integrity_flags %}<li>{{ f }}</li>{% endfor %}</ul>{% endif %}
-<p>score {{ ep.record.score | num(3) }}, {{ ep.record.steps if ep.record.steps is not none else "-" }} steps,
-{{ ep.record.elapsed_sec | num(2) }} s, seed {{ ep.record.seed }}{% if ep.record.error %}, <span class="bad">{{ ep.record.error_kind }}: {{ ep.record.error }}</span>{% endif %}</p>
+<p>{{ v.family }}; score {{ ep.record.score | num(3) }}, {{ ep.record.steps if ep.record.steps is not none else "-" }} steps,
+{{ ep.record.elapsed_sec | num(2) }} s, seed {{ ep.record.seed }}{% if ep.tokens %}, <span class="tokens">{{ ep.tokens }} tokens</span>{% endif %}{% if ep.record.error %}, <span class="bad">{{ ep.record.error_kind }}: {{ ep.record.error }}</span>{% endif %}</p>
 {% if ep.record.task_steps %}<table class="task-steps"><thead><tr><th>task step</th><th>reward</th></tr></thead><tbody>
 {% for t in ep.record.task_steps %}<tr><td>{{ t.name }}</td><td>{{ t.reward | num(3) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% if ep.record.warnings %}<ul class="warnings">{% for w in ep.record.warnings %}<li>warning: {{ w }}</li>{% endfor %}</ul>{% endif %}
 {% if ep.record.artifacts %}<p class="muted">Artifacts: {{ ep.record.artifacts | join(", ") }}</p>{% endif %}
+{% if ep.shown %}<details class="instruction" open><summary>Instruction</summary>
+{% if ep.instruction is not none %}<pre class="instruction-text">{{ ep.instruction }}</pre>{% else %}<p class="muted">Not recorded in this run.</p>{% endif %}
+</details>{% endif %}
+<details class="verifier" open><summary>Verifier</summary>
+{% if ep.verifier_detail %}<pre class="verifier-detail">{{ ep.verifier_detail }}</pre>{% else %}<p class="muted">No verifier output{% if ep.record.status == "infra" %} (never scored){% endif %}.</p>{% endif %}
+</details>
+{% if ep.diff %}<details class="patch" open><summary>Submitted patch</summary>
+<pre class="diff">{% for kind, line in ep.diff %}<span class="d-{{ kind }}">{{ line }}</span>
+{% endfor %}</pre></details>{% endif %}
 {% if not ep.shown %}<p class="muted">Steps not shown in the report (too many episodes); see {{ ep.record.trajectory }}.</p>{% endif %}
-{% for s in ep.steps %}
+{% for st in ep.steps %}{% set s = st.view %}
 <div class="step" data-step="{{ s.step }}">
-<b>Step {{ s.step }}</b>{% if s.reward is not none %}, reward {{ s.reward | num(3) }}{% endif %}{% if s.progress is not none %}, progress {{ s.progress | pct }}{% endif %}
-{% if s.step %}<div>Action: <code class="action">{{ s.action | tojson }}</code>{% if s.note %} <span class="muted">({{ s.note }})</span>{% endif %}</div>{% endif %}
+<b>Step {{ s.step }}</b>{% if s.reward is not none %}, reward {{ s.reward | num(3) }}{% endif %}{% if s.progress is not none %}, progress {{ s.progress | pct }}{% endif %}{% if s.tokens %}, <span class="tokens" title="prompt {{ s.tokens.prompt if s.tokens.prompt is defined else '-' }}, completion {{ s.tokens.completion if s.tokens.completion is defined else '-' }}">{{ s.tokens.total }} tokens</span>{% endif %}
+{% if s.task_step %}<div class="muted">Now on task step {{ s.task_step }}</div>{% endif %}
+{% if s.step and s.instruction is not none %}<pre class="instruction-text">{{ s.instruction }}</pre>{% endif %}
+{% if s.step %}<div class="act"><span class="kind">{{ s.kind }}</span><code class="action">{{ s.action }}</code>{% if s.note %} <span class="muted">({{ s.note }})</span>{% endif %}</div>{% endif %}
 {% if s.message %}<div class="muted">Policy: {{ s.message }}</div>{% endif %}
 {% if s.action_error %}<div class="bad action-error">Action error: {{ s.action_error }}</div>{% endif %}
-<pre class="obs">{{ s.text }}</pre>
-{% for k, v in s.extras.items() %}<div class="muted">{{ k }}: {{ v }}</div>{% endfor %}
-{% for img in s.images %}{% if img.src %}<img class="shot" alt="{{ img.name }} at step {{ s.step }}" src="{{ img.src }}">{% endif %}{% endfor %}
+{% if st.text %}<pre class="obs">{{ st.text }}</pre>{% else %}<div class="muted obs-empty">(no output)</div>{% endif %}
+{% if st.extras %}<div class="muted extras">{% for k, val in st.extras.items() %}<span>{{ k }}: {{ val }}</span>{% if not loop.last %} &middot; {% endif %}{% endfor %}</div>{% endif %}
+{% for img in st.images %}{% if img.src %}<img class="shot" alt="{{ img.name }} at step {{ s.step }}" src="{{ img.src }}">{% endif %}{% endfor %}
 {% if s.checks %}<div class="checks">Checks: {% for name, ok in s.checks.items() %}<span class="{{ 'ok' if ok else 'bad' }}">{{ '&#10003;' | safe if ok else '&#10007;' | safe }} {{ name }}</span> {% endfor %}</div>{% endif %}
 </div>
 {% endfor %}
 </section>
 {% endfor %}
 <script>
-document.getElementById("episode-select").addEventListener("change", function (event) {
-  document.querySelectorAll("section.episode").forEach(function (s) { s.hidden = s.id !== event.target.value; });
-});
+(function () {
+  var select = document.getElementById("episode-select");
+  var options = Array.prototype.slice.call(select.options);
+  function show(id) {
+    document.querySelectorAll("section.episode").forEach(function (s) { s.hidden = s.id !== id; });
+  }
+  function checked(kind) {
+    return Array.prototype.map.call(
+      document.querySelectorAll('input.filter[data-filter="' + kind + '"]:checked'), function (i) { return i.value; });
+  }
+  function applyFilters() {
+    var outcomes = checked("outcome"), families = checked("family"), shown = 0;
+    options.forEach(function (o) {
+      var match = outcomes.indexOf(o.dataset.outcome) >= 0 && families.indexOf(o.dataset.family) >= 0;
+      o.hidden = o.disabled = !match;
+      if (match) { shown += 1; }
+    });
+    document.getElementById("filter-count").textContent = shown + " of " + options.length + " episodes";
+    document.getElementById("no-match").hidden = shown > 0;
+    var current = select.selectedOptions[0];
+    if (!current || current.hidden) {
+      var first = options.filter(function (o) { return !o.hidden; })[0];
+      if (first) { select.value = first.value; }
+      show(first ? first.value : "");
+    }
+  }
+  select.addEventListener("change", function (event) { show(event.target.value); });
+  document.querySelectorAll("input.filter").forEach(function (i) { i.addEventListener("change", applyFilters); });
+}());
 </script>
 </body>
 </html>

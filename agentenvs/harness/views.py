@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from agentenvs.harness.rendering import cut, diff_lines, episode_view, families, family_of, tokens_text
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.scoring import summarize
 
@@ -63,8 +64,18 @@ def show_episodes(run: RunDir, console: Console) -> None:
     console.print(table)
 
 
+#: Rich styles of a diff's lines (the report colours the same kinds with CSS).
+DIFF_STYLES = {"meta": "bold", "hunk": "cyan", "add": "green", "del": "red", "ctx": ""}
+
+
+def _plain(console: Console, text: str, style: str = "") -> None:
+    """Print text as it is: brackets in an action or a path are never read as Rich markup."""
+    console.print(Text(text, style=style), highlight=False)
+
+
 def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max_chars: int = 2000) -> None:
-    """Every step of one episode: the action, what came back, checks and progress."""
+    """One episode as the report shows it: instruction, every step (action, tokens, what came back, checks,
+    progress), the verifier's output and the submitted patch."""
     episodes = {(e["task_id"], int(e["trial"])): e for e in run.read_episodes()}
     steps = run.read_steps(task_id, trial)
     if not steps:
@@ -72,45 +83,55 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
         raise ValueError(
             f"no trajectory for {task_id} trial {trial} in {run.path}; tasks recorded: {', '.join(known) or 'none'}"
         )
-    record = episodes.get((task_id, trial), {})
+    record = episodes.get((task_id, trial), {"task_id": task_id, "trial": trial, "status": "unfinished"})
+    view = episode_view(record, steps, family_of(task_id, families(run.read_run())))
     console.rule(
-        f"{task_id} trial {trial}: {record.get('status', 'unfinished')}, success={record.get('success')}, score={record.get('score')}"
+        Text(f"{task_id} trial {trial} ({view.family}): {view.outcome}, score={record.get('score')}"),
     )
     for warning in record.get("warnings") or []:
-        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+        _plain(console, f"warning: {warning}", "yellow")
     for done in record.get("task_steps") or []:
-        console.print(f"task step {done.get('name')}: reward {done.get('reward'):.3f}", markup=False, highlight=False)
-    for s in steps:
-        obs = s.get("observation") or {}
-        info = s.get("info") or {}
-        text = str(obs.get("text", ""))
-        if len(text) > max_chars:
-            text = text[:max_chars] + f"\n[... {len(text) - max_chars} more characters]"
-        if s.get("step", 0) == 0:
-            console.print("[bold]reset[/bold]")
+        _plain(console, f"task step {done.get('name')}: reward {done.get('reward'):.3f}")
+    for s in view.steps:
+        if s.instruction is not None:
+            _plain(console, "instruction" if s.step == 0 else f"instruction from step {s.step}", "bold")
+            _plain(console, cut(s.instruction, max_chars))
+        if s.step == 0:
+            _plain(console, "reset", "bold")
         else:
-            console.print(
-                f"[bold]step {s['step']}[/bold] action: [cyan]{json.dumps(s.get('action'), ensure_ascii=False)}[/cyan]",
-                highlight=False,
-            )
-        if s.get("reward"):
-            console.print(f"reward {s['reward']:.3f}", markup=False, highlight=False)
-        if info.get("task_step"):
-            console.print(f"now on task step {info['task_step']}", markup=False, highlight=False)
-        if info.get("action_error"):
-            console.print(f"[red]action error: {info['action_error']}[/red]", highlight=False)
-        console.print(text, markup=False, highlight=False)
-        for key, value in obs.items():
-            if key != "text":
-                console.print(f"[dim]{key}: {value}[/dim]", highlight=False)
-        if s.get("images"):
-            console.print(
-                f"[dim]images: {', '.join(str(run.path / record.get('trajectory', '') / p) for p in s['images'].values())}[/dim]"
-            )
-        checks = info.get("checks") or {}
-        if checks:
-            marks = " ".join(f"{'[green]✓' if ok else '[red]✗'} {name}[/]" for name, ok in checks.items())
-            console.print(f"checks: {marks}  progress {_pct(info.get('progress'))}")
+            line = Text(f"step {s.step} ", style="bold")
+            line.append(f"{s.kind}: ", style="dim")
+            line.append(s.action or "", style="cyan")
+            if s.tokens:
+                line.append(f"  [{tokens_text(s.tokens)}]", style="dim")
+            console.print(line, highlight=False)
+        if s.note:
+            _plain(console, f"({s.note})", "dim")
+        if s.reward:
+            _plain(console, f"reward {s.reward:.3f}")
+        if s.task_step:
+            _plain(console, f"now on task step {s.task_step}")
+        if s.action_error:
+            _plain(console, f"action error: {s.action_error}", "red")
+        _plain(console, cut(s.text, max_chars))
+        for key, value in s.extras.items():
+            _plain(console, f"{key}: {value}", "dim")
+        if s.images:
+            where = run.path / record.get("trajectory", "")
+            _plain(console, f"images: {', '.join(str(where / p) for p in s.images.values())}", "dim")
+        if s.checks:
+            marks = Text("checks: ")
+            for name, ok in s.checks.items():
+                marks.append(f"{'✓' if ok else '✗'} {name} ", style="green" if ok else "red")
+            marks.append(f" progress {_pct(s.progress)}")
+            console.print(marks, highlight=False)
+    if view.verifier_detail:
+        _plain(console, "verifier", "bold")
+        _plain(console, cut(view.verifier_detail, max_chars))
+    if view.patch:
+        _plain(console, "submitted patch", "bold")
+        for kind, line in diff_lines(view.patch):
+            _plain(console, line, DIFF_STYLES[kind])
 
 
 def compare_runs(runs: list[RunDir]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def test_run_show_report_compare(tmp_path):
 
     shown = invoke("show", str(a), "--task", "toy/reach-2", "--trial", "1")
     assert shown.exit_code == 0
-    assert 'step 1 action: {"name": "add", "arguments": {"n": 1}}' in shown.output
+    assert "step 1 add: add(n=1)" in shown.output
     assert "counter=2 target=2" in shown.output and "progress 100.0%" in shown.output
     listed = invoke("show", str(a))
     assert listed.exit_code == 0 and listed.output.count("toy/reach-") == 6

@@ -54,8 +54,13 @@ def test_a_multi_step_harbor_task_records_steps_artifacts_and_warnings(tmp_path,
     ]
     saved = run.trajectory_dir("terminal/notes", 0) / record["artifacts"][1]
     assert saved.read_text() == "one\ntwo\n"
+    steps = run.read_steps("terminal/notes", 0)
+    told = [(s["step"], s["instruction"]) for s in steps if "instruction" in s]
+    moved_on = next(s["step"] for s in steps if (s.get("info") or {}).get("task_step") == "second")
+    assert told == [(0, "Write 'one' into notes.txt."), (moved_on, "Append a line 'two' to notes.txt.")]
     out = StringIO()
     show_trajectory(run, "terminal/notes", 0, Console(file=out, width=200))
     assert "task step first: reward 1.000" in out.getvalue() and "reward 0.500" in out.getvalue()
+    assert f"instruction from step {moved_on}\nAppend a line 'two'" in out.getvalue()
     write_report(run)
     assert "task-steps" in run.report_html.read_text()

@@ -21,6 +21,19 @@ from agentenvs.sandbox.checks import EVALUATORS_ENV
 
 TESTS_DIR = "/tests"
 VERIFIER_LOGS = "/logs/verifier"
+#: The end of the verifier's output kept as the verdict's detail (what the report and ``show`` print).
+DETAIL_CHARS = 4000
+
+
+def _tail(output: str) -> str:
+    """The last ``DETAIL_CHARS`` of the output, from a line's start, saying how much came before."""
+    if len(output) <= DETAIL_CHARS:
+        return output
+    tail = output[-DETAIL_CHARS:]
+    newline = tail.find("\n")
+    if 0 <= newline < len(tail) - 1:
+        tail = tail[newline + 1 :]
+    return f"[... {len(output) - len(tail)} earlier characters]\n{tail}"
 
 
 def run_verifier(
@@ -98,9 +111,9 @@ def read_reward(sandbox: Sandbox, verifier_output: str) -> Verdict:
         if score is None or not math.isfinite(score):
             detail = problem or f"{name} holds {raw[:50]!r}, not a number"
             return Verdict(
-                score=0.0, success=False, detail=f"{detail}\n{verifier_output[-500:]}", metrics=metrics,
+                score=0.0, success=False, detail=f"{detail}\n{_tail(verifier_output)}", metrics=metrics,
                 extra={"warnings": [detail]},
             )  # fmt: skip
         score = min(1.0, max(0.0, score))
-        return Verdict(score=score, success=score >= 1.0, detail=verifier_output[-500:], metrics=metrics)
-    return Verdict(score=0.0, success=False, detail=f"verifier wrote no reward file; output: {verifier_output[-500:]}")
+        return Verdict(score=score, success=score >= 1.0, detail=_tail(verifier_output), metrics=metrics)
+    return Verdict(score=0.0, success=False, detail=f"verifier wrote no reward file; output: {_tail(verifier_output)}")
