@@ -139,7 +139,9 @@ def load_compose(path: Path, variables: dict[str, str]) -> ComposePlan:
             raise TaskFormatError(path, f"service {service.name!r} depends on main, which starts last here",
                                   f"services.{service.name}.depends_on")  # fmt: skip
         if service is not main and not service.image and service.build_context is None:
-            raise TaskFormatError(path, f"service {service.name!r} needs `image` or `build`", f"services.{service.name}")
+            raise TaskFormatError(
+                path, f"service {service.name!r} needs `image` or `build`", f"services.{service.name}"
+            )
     return ComposePlan(path=path, main=main, services=_start_order(path, services), volumes=reader.named)
 
 
@@ -278,7 +280,9 @@ class _Reader:
             raise self.fail(service, "depends_on", "must be a list or a mapping")
         deps: dict[str, str] = {}
         for dep, cond in value.items():
-            condition = (cond or {}).get("condition", "service_started") if isinstance(cond, dict) else "service_started"
+            condition = (
+                (cond or {}).get("condition", "service_started") if isinstance(cond, dict) else "service_started"
+            )
             if condition not in CONDITIONS:
                 raise self.fail(service, "depends_on", f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
             deps[str(dep)] = condition

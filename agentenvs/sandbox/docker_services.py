@@ -82,8 +82,7 @@ class ServiceGroup:
     def mounts(self, service: Service) -> tuple[tuple[str, str, bool], ...]:
         """``(source, target, read_only)`` with named volumes resolved to this episode's."""
         return tuple(
-            (self.volumes[v.source] if v.kind == "volume" else v.source, v.target, v.read_only)
-            for v in service.volumes
+            (self.volumes[v.source] if v.kind == "volume" else v.source, v.target, v.read_only) for v in service.volumes
         )
 
     def _run(self, service: Service) -> str:
@@ -154,7 +153,9 @@ class ServiceGroup:
                 raise SandboxError(f"service {name} exited with {state['ExitCode']}: {self._logs(name)}")
             return True
         if state["Status"] == "exited":
-            raise SandboxError(f"service {name} exited with {state['ExitCode']} before it was ready: {self._logs(name)}")
+            raise SandboxError(
+                f"service {name} exited with {state['ExitCode']} before it was ready: {self._logs(name)}"
+            )
         if health == "unhealthy":
             raise SandboxError(f"service {name} is unhealthy: {self._health_log(state)}")
         if condition == "service_healthy" and health is None:

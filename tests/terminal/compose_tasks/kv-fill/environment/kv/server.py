@@ -30,7 +30,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def key(self) -> str | None:
         prefix = "/keys/"
-        return self.path[len(prefix):] if self.path.startswith(prefix) and len(self.path) > len(prefix) else None
+        return self.path[len(prefix) :] if self.path.startswith(prefix) and len(self.path) > len(prefix) else None
 
     def do_GET(self) -> None:
         if self.path == "/health":
