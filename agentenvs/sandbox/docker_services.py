@@ -58,8 +58,15 @@ class ServiceGroup:
         """Network, volumes, then each service once its dependencies meet their conditions."""
         deadline = time.monotonic() + self._timeout
         try:
+            internal = not self._spec.network
             self.network = self.api.create_network(
-                self.project, driver="bridge", internal=not self._spec.network, labels=self._labels
+                self.project,
+                driver="bridge",
+                internal=internal,
+                # No address for the host on the bridge: an internal network alone still let the
+                # containers reach every host service listening on 0.0.0.0 at the gateway's address.
+                options={"com.docker.network.bridge.inhibit_ipv4": "true"} if internal else None,
+                labels=self._labels,
             )["Id"]
             for name in self.plan.volumes:
                 self.volumes[name] = self.api.create_volume(f"{self.project}-{name}", labels=self._labels)["Name"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentenvs.core import SandboxError, load_task
+from agentenvs.core import load_task
 from agentenvs.validate import validate_tasks
 from tests.terminal.harbor_tasks import write_task
 
@@ -172,11 +172,3 @@ def test_final_strategy_scores_the_last_step(tmp_path: Path, make_env: Any) -> N
     score, info, rewards = play(env, ["echo nope > notes.txt", "done", "printf 'one\\ntwo\\n' > notes.txt", "done"])
     assert score == 1.0 and rewards[1] == 0.0
     assert [s["reward"] for s in info["task_steps"]] == [0.0, 1.0]
-
-
-def test_a_compose_task_says_what_it_needs(tmp_path: Path, make_env: Any, backend: str) -> None:
-    compose = "services:\n  main:\n    build: .\n  db:\n    image: agentenvs/base:latest\n"
-    env = make_env(write_task(tmp_path / "my-bench" / "two", files={"environment/docker-compose.yaml": compose}))
-    with pytest.raises(SandboxError, match="docker-compose.yaml") as excinfo:
-        env.reset(seed=0)
-    assert ("needs the docker backend" in str(excinfo.value)) is (backend == "local")
