@@ -9,7 +9,7 @@ import pytest
 
 from agentenvs.core import load_task
 from agentenvs.validate import validate_tasks
-from tests.terminal.harbor_tasks import write_task
+from tests.terminal.harbor_tasks import BASE, write_task
 
 
 def play(env: Any, actions: list[Any] | None = None) -> tuple[float, dict[str, Any], list[float]]:
@@ -172,3 +172,37 @@ def test_final_strategy_scores_the_last_step(tmp_path: Path, make_env: Any) -> N
     score, info, rewards = play(env, ["echo nope > notes.txt", "done", "printf 'one\\ntwo\\n' > notes.txt", "done"])
     assert score == 1.0 and rewards[1] == 0.0
     assert [s["reward"] for s in info["task_steps"]] == [0.0, 1.0]
+
+
+SCHEMA_KEYS = """schema_version = "1.4"
+artifacts = ["/workspace/answer.txt"]
+[agent]
+timeout_sec = 120.0
+network_mode = "no-network"
+[environment]
+memory = "2G"
+storage = "1G"
+allow_internet = false
+[environment.network]
+mode = "no-network"
+"""
+
+
+def test_schema_keys_once_refused_validate_on_both_backends(tmp_path: Path, backend: str) -> None:
+    """The issue's second row: top-level ``artifacts``, ``[environment.network]``, ``network_mode``,
+    ``allow_internet`` and memory as ``"2G"``, in a folder named after no family."""
+    task = load_task(write_task(tmp_path / "my-bench" / "schema", toml=SCHEMA_KEYS))
+    assert task.config.environment.memory_mb == 2048
+    (result,) = validate_tasks([task], env_kwargs={"backend": backend})
+    scores = {variant: check.score for variant, check in result.episodes.items()}
+    assert scores["oracle"] == 1.0 and scores["noop"] == 0.0, result.episodes
+
+
+def test_one_broken_task_does_not_stop_the_others(tmp_path: Path, backend: str) -> None:
+    """The issue's third row: a task whose image cannot be made is reported; the next one still runs."""
+    dockerfile = BASE + "WORKDIR /workspace\nRUN echo the-setup-step-fails && exit 3\n"
+    broken = load_task(write_task(tmp_path / "my-bench" / "broken", dockerfile=dockerfile))
+    good = load_task(write_task(tmp_path / "my-bench" / "good"))
+    bad_result, good_result = validate_tasks([broken, good], env_kwargs={"backend": backend})
+    assert not bad_result.ok and "the-setup-step-fails" in bad_result.episodes["oracle"].detail
+    assert good_result.ok and good_result.episodes["oracle"].score == 1.0
