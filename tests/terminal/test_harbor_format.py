@@ -62,6 +62,7 @@ def test_reward_json_as_harbor_documents_it(
     warnings = "\n".join(info.get("warnings", []))
     assert ("no 'reward' key" in warnings) is warned
     assert set(info["verifier_metrics"]) == {k.split('"')[1] for k in keys.split(",")}
+    assert play(env, ["done"])[0] == 0.0
 
 
 def test_a_task_that_asks_for_network_gets_a_warning_not_a_silent_zero(tmp_path: Path, make_env: Any) -> None:
@@ -72,6 +73,7 @@ def test_a_task_that_asks_for_network_gets_a_warning_not_a_silent_zero(tmp_path:
     assert any("[verifier] asks for network" in w for w in info["warnings"])
     score, info, _ = play(env)
     assert score == 1.0 and any("asks for network" in w for w in info["warnings"])
+    assert play(env, ["done"])[0] == 0.0
 
 
 def test_an_allowlist_is_never_taken_for_open_network(tmp_path: Path, make_env: Any) -> None:
