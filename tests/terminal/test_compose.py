@@ -233,3 +233,40 @@ def test_depends_on_cycles_and_unknown_services_are_refused(tmp_path: Path) -> N
     compose.write_text("services:\n  a:\n    image: x\n    depends_on: [nowhere]\n")
     with pytest.raises(TaskFormatError, match="unknown service 'nowhere'"):
         load_compose(compose, {})
+
+
+def test_a_multi_step_compose_task_resumes_on_the_services_network(tmp_path: Path, docker_client: Any) -> None:
+    """After a step's seal the agent's container starts again among the same services, their state kept."""
+    compose = "services:\n  kv:\n    build: ./kv\n"
+    check = (
+        '#!/bin/bash\npython3 -c "import json, urllib.request as u; '
+        "d = json.loads(u.urlopen('http://kv:8080/keys', timeout=10).read()); "
+        "open('/logs/verifier/reward.txt', 'w').write('1' if d == json.load(open('/tests/want.json')) else '0')\"\n"
+    )
+    put = "python3 -c \"import urllib.request as u; u.urlopen(u.Request('http://kv:8080/keys/{0}', data=b'{0}', method='PUT'))\"\n"
+    root = write_task(
+        tmp_path / "my-bench" / "kv-steps",
+        toml='[[steps]]\nname = "one"\n[[steps]]\nname = "two"\n',
+        instruction=None,
+        test_sh=check,
+        solve_sh=None,
+        files={
+            "environment/docker-compose.yaml": compose,
+            "environment/kv/Dockerfile": (TASKS / "kv-fill/environment/kv/Dockerfile").read_text(),
+            "environment/kv/server.py": (TASKS / "kv-fill/environment/kv/server.py").read_text(),
+            "steps/one/instruction.md": "Store a=a.",
+            "steps/one/tests/want.json": '{"a": "a"}',
+            "steps/one/solution/solve.sh": put.format("a"),
+            "steps/two/instruction.md": "Store b=b too.",
+            "steps/two/tests/want.json": '{"a": "a", "b": "b"}',
+            "steps/two/solution/solve.sh": put.format("b"),
+        },
+    )
+    env = agentenvs.make(root, backend="docker")
+    try:
+        env.reset(seed=0)
+        for action in env.unwrapped.oracle_actions():
+            *_, info = env.step(action)
+        assert [s["reward"] for s in info["task_steps"]] == [1.0, 1.0] and info["score"] == 1.0
+    finally:
+        env.close()
