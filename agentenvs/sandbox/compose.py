@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agentenvs.core.errors import TaskFormatError
 
-COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
+#: The one name Harbor reads (a ``.yml`` or ``compose.yaml`` beside a Dockerfile is ignored there, and here).
+COMPOSE_FILES = ("docker-compose.yaml",)
 MAIN = "main"
 
 #: Keys run as compose runs them.
