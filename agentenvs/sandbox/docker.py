@@ -37,6 +37,7 @@ from agentenvs.sandbox.docker_exec import ContainerProcesses, DockerExecTranspor
 from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
+    from agentenvs.sandbox.docker_services import ServiceGroup
     from agentenvs.sandbox.shell import PersistentShell
 
 #: The container's PID 1. As a namespace's init it ignores every signal sent from inside (``kill -9 -1``
@@ -56,6 +57,8 @@ class _Resources:
     checker_of: str = ""
     #: The container whose disk use the guard watches.
     watched: str = ""
+    #: A compose task's side services, owned by the agent's sandbox: removed after its container.
+    group: ServiceGroup | None = None
 
     def close_checker(self) -> None:
         if self.checker is not None:
@@ -73,15 +76,22 @@ class _Resources:
         for image in self.images:
             ignore_missing(self.api.remove_image, image, force=True)
         self.images.clear()
+        if self.group is not None:
+            self.group.release()
+            self.group = None
 
 
 class DockerSandbox:
-    """A container from ``spec.image``: network off, init process, memory/CPU/pids limits."""
+    """A container from ``spec.image``: network off, init process, memory/CPU/pids limits.
+
+    With ``group`` (a compose task's side services) it joins their private network as ``main``.
+    """
 
     backend = "docker"
 
-    def __init__(self, spec: SandboxSpec | None = None, *, client: Any = None):
+    def __init__(self, spec: SandboxSpec | None = None, *, client: Any = None, group: ServiceGroup | None = None):
         self.spec = spec or SandboxSpec()
+        self._group = group
         self._client = client or docker_client()
         self._api = self._client.api
         self._res = _Resources(self._api)
@@ -96,6 +106,10 @@ class DockerSandbox:
         self.sealed_note = ""
         self._res.container = self._create(self.spec.image)
         self._guard_disk()
+
+    def own_group(self) -> None:
+        """Take the side services' lifetime: they are removed when this sandbox closes."""
+        self._res.group = self._group
 
     def _guard_disk(self) -> None:
         """Hold the container to ``spec.storage_mb`` (see :mod:`.docker_disk`)."""
@@ -119,8 +133,13 @@ class DockerSandbox:
 
     def _create(self, image: str) -> str:
         spec = self.spec
+        network = self._group.project if self._group else "bridge" if spec.network else "none"
+        joins = None
+        if self._group:
+            endpoint = self._api.create_endpoint_config(aliases=["main"])
+            joins = self._api.create_networking_config({network: endpoint})
         host_config = self._api.create_host_config(
-            network_mode="bridge" if spec.network else "none",
+            network_mode=network,
             mem_limit=f"{spec.memory_mb}m",
             memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(spec.cpus * 1e9),
@@ -140,6 +159,7 @@ class DockerSandbox:
                 environment=spec.env,
                 labels=labels,
                 host_config=host_config,
+                networking_config=joins,
                 detach=True,
             )["Id"]
         except Exception as exc:
@@ -341,8 +361,10 @@ class DockerSandbox:
         from agentenvs.sandbox.docker_state import read_changes
 
         changes = read_changes(self._api, container)
-        # The agent's files may fill its quota; the verifier gets room for them and its own.
-        verifier = DockerSandbox(replace(self.spec, storage_mb=2 * self.spec.storage_mb), client=self._client)
+        # The agent's files may fill its quota; the verifier gets room for them and its own. It takes the
+        # agent's place among a compose task's services, which keep running (see docker_services).
+        spec = replace(self.spec, storage_mb=2 * self.spec.storage_mb)
+        verifier = DockerSandbox(spec, client=self._client, group=self._group)
         try:
             verifier.apply_changes(changes.deletions, changes.emptied, changes.archive)
         except BaseException:

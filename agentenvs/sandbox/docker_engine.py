@@ -94,10 +94,12 @@ def _owner_alive(labels: dict[str, str]) -> bool:
 
 
 def sweep_docker(all_owners: bool = False, client: Any = None) -> int:
-    """Remove agentenvs containers and snapshot images whose owner process is dead (or all).
+    """Remove agentenvs containers, snapshot images and compose networks and volumes whose owner
+    process is dead (or all).
 
     Returns how many objects were removed. Images built for tasks are a cache
-    and are kept; only snapshots (which carry an owner) are swept.
+    and are kept; only snapshots (which carry an owner) are swept. Networks
+    and volumes go after the containers that use them.
     """
     api = (client or docker_client()).api
     removed = 0
@@ -108,5 +110,13 @@ def sweep_docker(all_owners: bool = False, client: Any = None) -> int:
     for image in api.images(filters={"label": SNAPSHOT_LABEL}):
         if all_owners or not _owner_alive(image.get("Labels") or {}):
             ignore_missing(api.remove_image, image["Id"], force=True)
+            removed += 1
+    for network in api.networks(filters={"label": LABEL}):
+        if all_owners or not _owner_alive(network.get("Labels") or {}):
+            ignore_missing(api.remove_network, network["Id"])
+            removed += 1
+    for volume in api.volumes(filters={"label": LABEL}).get("Volumes") or []:
+        if all_owners or not _owner_alive(volume.get("Labels") or {}):
+            ignore_missing(api.remove_volume, volume["Name"], force=True)
             removed += 1
     return removed

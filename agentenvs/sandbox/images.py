@@ -79,33 +79,35 @@ def build_image(
     context: Path,
     name: str,
     *,
+    dockerfile: str = "Dockerfile",
     build_args: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
     network: bool = True,
     timeout: float = 600.0,
     client: Any = None,
 ) -> str:
-    """Build ``context/Dockerfile`` as ``agentenvs/task:<name>-<hash>`` unless that tag exists.
+    """Build ``context/<dockerfile>`` as ``agentenvs/task:<name>-<hash>`` unless that tag exists.
 
     ``network`` lets ``RUN apt-get``/``pip`` reach package registries during the
     build (host network); containers made from the image still run without one.
     """
     api = (client or docker_client()).api
-    dockerfile = context / "Dockerfile"
-    if not dockerfile.is_file():
-        raise SandboxError(f"no Dockerfile in {context}: a task's environment/ needs one to build an image")
-    bases = base_images(dockerfile.read_text(), build_args)
+    dockerfile_path = context / dockerfile
+    if not dockerfile_path.is_file():
+        raise SandboxError(f"no {dockerfile} in {context}: a task's environment/ needs one to build an image")
+    bases = base_images(dockerfile_path.read_text(), build_args)
     base_ids = []
     for base in bases:
         image_id = _image_id(api, base)
         if image_id is None:
             raise SandboxError(
-                f"{dockerfile}: base image {base!r} is not present locally and nothing is pulled. "
+                f"{dockerfile_path}: base image {base!r} is not present locally and nothing is pulled. "
                 f"Provide it with `docker load` or `docker tag <local image> {base}` "
                 "(`make install` builds agentenvs/terminal:latest, agentenvs/swe:latest and tags debian:bookworm-slim)."
             )
         base_ids.append(image_id)
-    digest = context_hash(context, extra=repr((sorted((build_args or {}).items()), base_ids)))
+    named = () if dockerfile == "Dockerfile" else (dockerfile,)  # the default keeps existing tags valid
+    digest = context_hash(context, extra=repr((*named, sorted((build_args or {}).items()), base_ids)))
     slug = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-.")[:80] or "task"
     tag = f"{TASK_IMAGE_REPO}:{slug}-{digest[:16]}"
     if _image_id(api, tag) is not None:
@@ -115,6 +117,7 @@ def build_image(
     try:
         for chunk in api.build(
             path=str(context),
+            dockerfile=dockerfile,
             tag=tag,
             buildargs=build_args,
             labels=all_labels,
@@ -129,11 +132,11 @@ def build_image(
                 log.append(chunk["stream"])
             if "error" in chunk:
                 tail = "".join(log[-20:]) + chunk["error"]
-                raise SandboxError(f"building {dockerfile} failed:\n{tail.strip()}")
+                raise SandboxError(f"building {dockerfile_path} failed:\n{tail.strip()}")
     except SandboxError:
         raise
     except Exception as exc:
-        raise SandboxError(f"building {dockerfile} failed: {exc}") from None
+        raise SandboxError(f"building {dockerfile_path} failed: {exc}") from None
     return tag
 
 
@@ -142,9 +145,7 @@ def task_image(task: Task, *, default: str = DEFAULT_IMAGE, client: Any = None) 
     api = (client or docker_client()).api
     env = task.config.environment
     if env.docker_image:
-        if _image_id(api, env.docker_image) is None:
-            raise missing_image_error(env.docker_image)
-        return env.docker_image
+        return local_image(env.docker_image, client=client)
     context = task.dir("environment")
     if context is not None and (context / "Dockerfile").is_file():
         return build_image(
@@ -157,6 +158,13 @@ def task_image(task: Task, *, default: str = DEFAULT_IMAGE, client: Any = None) 
     if _image_id(api, default) is None:
         raise missing_image_error(default)
     return default
+
+
+def local_image(image: str, client: Any = None) -> str:
+    """``image`` if the engine has it; else the error saying how to provide it (nothing is pulled)."""
+    if _image_id((client or docker_client()).api, image) is None:
+        raise missing_image_error(image)
+    return image
 
 
 def image_workdir(image: str, client: Any = None) -> str | None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentenvs.core.errors import SandboxError
+from agentenvs.core.errors import TaskFormatError
 from agentenvs.core.task import Task
 from agentenvs.sandbox import backends, create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
+from agentenvs.sandbox.compose import compose_file
 from agentenvs.sandbox.pool import WarmPool
 
 LABEL_TASK = "agentenvs.task"
-COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml")
 
 
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
@@ -116,13 +116,18 @@ class Provisioner:
         return str(environment) if environment is not None else ""
 
     def acquire(self, task: Task) -> Sandbox:
-        environment = task.dir("environment")
-        if environment is not None and any((environment / n).is_file() for n in COMPOSE_FILES):
-            needs = "is not supported yet" if self.backend == "docker" else "needs the docker backend"
-            raise SandboxError(
-                f"{task.full_id}: environment/docker-compose.yaml (several services) {needs}; "
-                "run single-container tasks or see docs/task-format.md"
-            )
+        """A sandbox for ``task``; a compose task's side services start first (docker only, never pooled)."""
+        compose = compose_file(task.dir("environment"))
+        if compose is not None:
+            if self.backend != "docker":
+                raise TaskFormatError(
+                    compose,
+                    f"{task.full_id} is a compose task (several services): it needs the docker backend; "
+                    "run it with --backend docker (agentenvs.make(..., backend='docker'))",
+                )
+            from agentenvs.sandbox.docker_services import compose_sandbox
+
+            return compose_sandbox(task, compose, self.spec_for(task))
         spec = self.spec_for(task)
         if self._pool is not None:
             return self._pool.acquire(self.backend, spec)

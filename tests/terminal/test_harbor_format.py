@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from agentenvs.core import SandboxError, load_task
+from agentenvs.core import load_task
 from agentenvs.validate import validate_tasks
-from tests.terminal.harbor_tasks import write_task
+from tests.terminal.harbor_tasks import BASE, write_task
 
 
 def play(env: Any, actions: list[Any] | None = None) -> tuple[float, dict[str, Any], list[float]]:
@@ -62,6 +62,7 @@ def test_reward_json_as_harbor_documents_it(
     warnings = "\n".join(info.get("warnings", []))
     assert ("no 'reward' key" in warnings) is warned
     assert set(info["verifier_metrics"]) == {k.split('"')[1] for k in keys.split(",")}
+    assert play(env, ["done"])[0] == 0.0
 
 
 def test_a_task_that_asks_for_network_gets_a_warning_not_a_silent_zero(tmp_path: Path, make_env: Any) -> None:
@@ -72,6 +73,7 @@ def test_a_task_that_asks_for_network_gets_a_warning_not_a_silent_zero(tmp_path:
     assert any("[verifier] asks for network" in w for w in info["warnings"])
     score, info, _ = play(env)
     assert score == 1.0 and any("asks for network" in w for w in info["warnings"])
+    assert play(env, ["done"])[0] == 0.0
 
 
 def test_an_allowlist_is_never_taken_for_open_network(tmp_path: Path, make_env: Any) -> None:
@@ -174,9 +176,35 @@ def test_final_strategy_scores_the_last_step(tmp_path: Path, make_env: Any) -> N
     assert [s["reward"] for s in info["task_steps"]] == [0.0, 1.0]
 
 
-def test_a_compose_task_says_what_it_needs(tmp_path: Path, make_env: Any, backend: str) -> None:
-    compose = "services:\n  main:\n    build: .\n  db:\n    image: agentenvs/base:latest\n"
-    env = make_env(write_task(tmp_path / "my-bench" / "two", files={"environment/docker-compose.yaml": compose}))
-    with pytest.raises(SandboxError, match="docker-compose.yaml") as excinfo:
-        env.reset(seed=0)
-    assert ("needs the docker backend" in str(excinfo.value)) is (backend == "local")
+SCHEMA_KEYS = """schema_version = "1.4"
+artifacts = ["/workspace/answer.txt"]
+[agent]
+timeout_sec = 120.0
+network_mode = "no-network"
+[environment]
+memory = "2G"
+storage = "1G"
+allow_internet = false
+[environment.network]
+mode = "no-network"
+"""
+
+
+def test_schema_keys_once_refused_validate_on_both_backends(tmp_path: Path, backend: str) -> None:
+    """The issue's second row: top-level ``artifacts``, ``[environment.network]``, ``network_mode``,
+    ``allow_internet`` and memory as ``"2G"``, in a folder named after no family."""
+    task = load_task(write_task(tmp_path / "my-bench" / "schema", toml=SCHEMA_KEYS))
+    assert task.config.environment.memory_mb == 2048
+    (result,) = validate_tasks([task], env_kwargs={"backend": backend})
+    scores = {variant: check.score for variant, check in result.episodes.items()}
+    assert scores["oracle"] == 1.0 and scores["noop"] == 0.0, result.episodes
+
+
+def test_one_broken_task_does_not_stop_the_others(tmp_path: Path, backend: str) -> None:
+    """The issue's third row: a task whose image cannot be made is reported; the next one still runs."""
+    dockerfile = BASE + "WORKDIR /workspace\nRUN echo the-setup-step-fails && exit 3\n"
+    broken = load_task(write_task(tmp_path / "my-bench" / "broken", dockerfile=dockerfile))
+    good = load_task(write_task(tmp_path / "my-bench" / "good"))
+    bad_result, good_result = validate_tasks([broken, good], env_kwargs={"backend": backend})
+    assert not bad_result.ok and "the-setup-step-fails" in bad_result.episodes["oracle"].detail
+    assert good_result.ok and good_result.episodes["oracle"].score == 1.0

@@ -1,0 +1,2 @@
+FROM agentenvs/base:latest
+COPY seed.py api.py /srv/
