@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from agentenvs.harness.rundir import RunDir
-from agentenvs.harness.scoring import summarize
+from agentenvs.harness.scoring import episodes_frame, group_metrics, summarize
 
 
 def _pct(value: float | None) -> str:
@@ -56,9 +58,10 @@ def show_episodes(run: RunDir, console: Console) -> None:
         table.add_column(column)
     for e in sorted(run.read_episodes(), key=lambda e: (e["task_id"], int(e["trial"]))):
         table.add_row(
-            e["task_id"], str(e["trial"]), e.get("status", ""), str(e.get("success")),
+            Text(e["task_id"]), str(e["trial"]), e.get("status", ""), str(e.get("success")),
             "-" if e.get("score") is None else f"{e['score']:.3f}", str(e.get("steps", "-")),
-            f"{e.get('elapsed_sec', 0):.2f}", str(e.get("error") or ""), "; ".join(e.get("integrity_flags") or []),
+            f"{e.get('elapsed_sec', 0):.2f}", Text(str(e.get("error") or "")),
+            Text("; ".join(e.get("integrity_flags") or [])),
         )  # fmt: skip
     console.print(table)
 
@@ -74,8 +77,9 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
         )
     record = episodes.get((task_id, trial), {})
     console.rule(
-        f"{task_id} trial {trial}: {record.get('status', 'unfinished')}, success={record.get('success')}, score={record.get('score')}"
-    )
+        escape(f"{task_id} trial {trial}: {record.get('status', 'unfinished')}, "
+               f"success={record.get('success')}, score={record.get('score')}")
+    )  # fmt: skip
     for warning in record.get("warnings") or []:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     for done in record.get("task_steps") or []:
@@ -89,40 +93,55 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
         if s.get("step", 0) == 0:
             console.print("[bold]reset[/bold]")
         else:
-            console.print(
-                f"[bold]step {s['step']}[/bold] action: [cyan]{json.dumps(s.get('action'), ensure_ascii=False)}[/cyan]",
-                highlight=False,
-            )
+            action = json.dumps(s.get("action"), ensure_ascii=False)
+            console.print(Text.assemble((f"step {s['step']}", "bold"), " action: ", (action, "cyan")), highlight=False)
         if s.get("reward"):
             console.print(f"reward {s['reward']:.3f}", markup=False, highlight=False)
         if info.get("task_step"):
             console.print(f"now on task step {info['task_step']}", markup=False, highlight=False)
         if info.get("action_error"):
-            console.print(f"[red]action error: {info['action_error']}[/red]", highlight=False)
+            console.print(f"action error: {info['action_error']}", style="red", markup=False, highlight=False)
         console.print(text, markup=False, highlight=False)
         for key, value in obs.items():
             if key != "text":
-                console.print(f"[dim]{key}: {value}[/dim]", highlight=False)
+                console.print(f"{key}: {value}", style="dim", markup=False, highlight=False)
         if s.get("images"):
-            console.print(
-                f"[dim]images: {', '.join(str(run.path / record.get('trajectory', '') / p) for p in s['images'].values())}[/dim]"
-            )
+            paths = ", ".join(str(run.path / record.get("trajectory", "") / p) for p in s["images"].values())
+            console.print(f"images: {paths}", style="dim", markup=False, highlight=False)
         checks = info.get("checks") or {}
         if checks:
-            marks = " ".join(f"{'[green]✓' if ok else '[red]✗'} {name}[/]" for name, ok in checks.items())
-            console.print(f"checks: {marks}  progress {_pct(info.get('progress'))}")
+            marks = Text("checks: ")
+            for name, ok in checks.items():
+                marks.append(f"{'✓' if ok else '✗'} {name} ", style="green" if ok else "red")
+            marks.append(f" progress {_pct(info.get('progress'))}")
+            console.print(marks)
 
 
 def compare_runs(runs: list[RunDir]) -> dict[str, Any]:
-    """Per task and overall: each run's success rate and mean score."""
+    """Per task and overall: each run's success rate and mean score.
+
+    When the runs hold different tasks, ``overall`` is computed on the tasks every run has
+    (``shared``), so that it compares like with like; ``missing`` says, per run, which of the
+    others' tasks it lacks (each still has its own row).
+    """
     summaries = [summarize(r) for r in runs]
     tasks = sorted({t for s in summaries for t in s["by_task"]})
+    shared = [t for t in tasks if all(t in s["by_task"] for s in summaries)]
+    missing = {
+        str(r.path): [t for t in tasks if t not in s["by_task"]] for r, s in zip(runs, summaries, strict=True)
+    }
     rows: dict[str, list[dict[str, Any] | None]] = {t: [s["by_task"].get(t) for s in summaries] for t in tasks}
-    rows["overall"] = [s["overall"] for s in summaries]
+    if len(shared) == len(tasks):
+        rows["overall"] = [s["overall"] for s in summaries]
+    else:
+        frames = [episodes_frame(r) for r in runs]
+        rows["overall"] = [group_metrics(df[df["task_id"].isin(shared)]) for df in frames]
     return {
         "runs": [str(r.path) for r in runs],
         "policies": [s["run"]["policy"].get("name") for s in summaries],
         "rows": rows,
+        "shared": shared,
+        "missing": {path: absent for path, absent in missing.items() if absent},
     }
 
 
@@ -139,5 +158,5 @@ def compare_table(comparison: dict[str, Any]) -> Table:
             else:
                 score = "-" if cell["mean_score"] is None else f"{cell['mean_score']:.2f}"
                 rendered.append(f"{_pct(cell['success_rate'])} ({cell['successes']}/{cell['scored']}), {score}")
-        table.add_row(task, *rendered, style="bold" if task == "overall" else None)
+        table.add_row(Text(task), *rendered, style="bold" if task == "overall" else None)
     return table
