@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import reprlib
 import time
 import uuid
 from collections.abc import Coroutine
@@ -144,18 +145,49 @@ def _add_usage(tokens: dict[str, int], usage: dict[str, int] | None) -> None:
             tokens[key] += value
 
 
-def _sendable(decision: Decision) -> Decision:
-    """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record."""
+#: What a trajectory keeps of a refused action, and of a policy's message.
+REFUSED_PREFIX_CHARS = 1000
+MESSAGE_CHARS = 100_000
+
+
+def _sendable(decision: Decision) -> tuple[Decision, dict[str, Any] | None]:
+    """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record;
+    then, for a refused action, what the trajectory keeps of it (a bounded prefix, its type and size)."""
     problem = action_problem(decision.action)
     if problem is None:
-        return decision
-    return Decision(
+        return decision, None
+    sent = Decision(
         action=NO_ACTION,
         usage=decision.usage,
         message=decision.message,
         note=f"the policy's action was not sent: {problem}",
         retries=decision.retries,
     )
+    return sent, _refused(decision.action, problem)
+
+
+_SHORT_REPR = reprlib.Repr()  # bounded in depth and width: safe on a cyclic or 10,000-deep action
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 6, 200, 200
+_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = 20
+
+
+def _refused(action: Any, problem: str) -> dict[str, Any]:
+    """A bounded account of an action too large or too deep to keep whole (never walked unbounded)."""
+    record: dict[str, Any] = {"why": problem, "type": type(action).__name__}
+    if isinstance(action, (str, bytes, bytearray)):
+        record["chars"] = len(action)
+        head = action[:REFUSED_PREFIX_CHARS]
+        record["prefix"] = head if isinstance(head, str) else bytes(head).decode("utf-8", "replace")
+    else:
+        record["prefix"] = _SHORT_REPR.repr(action)[:REFUSED_PREFIX_CHARS]
+    return record
+
+
+def _bounded_message(message: str | None) -> dict[str, Any]:
+    """The policy's message for the trajectory: whole up to ``MESSAGE_CHARS``, else its start and size."""
+    if message is None or len(message) <= MESSAGE_CHARS:
+        return {"message": message}
+    return {"message": message[:MESSAGE_CHARS], "message_chars": len(message)}
 
 
 def _flags(value: Any) -> list[str]:
@@ -295,6 +327,7 @@ class EpisodePlayer:
                 if lane.stopping:
                     raise Abandoned("stopped")
                 t0 = time.monotonic()
+                refused = None
                 remaining = deadline - t0
                 if remaining <= 0:
                     timed_out = True
@@ -305,7 +338,7 @@ class EpisodePlayer:
                         decision = self._policy_call(
                             lane, self.policy.act(start, step_input), limit, f"step {step_input.step + 1}"
                         )
-                        decision = _sendable(decision)
+                        decision, refused = _sendable(decision)
                     except PolicyUnavailable:
                         if deadline - time.monotonic() > 0:
                             raise
@@ -329,8 +362,9 @@ class EpisodePlayer:
                     {
                         "step": result.steps,
                         "action": to_jsonable(decision.action),
+                        **({"refused_action": refused} if refused else {}),
                         "policy": {
-                            "message": decision.message,
+                            **_bounded_message(decision.message),
                             "note": decision.note,
                             "usage": decision.usage,
                             "retries": decision.retries,
