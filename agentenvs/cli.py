@@ -31,6 +31,8 @@ console = Console()
 #: Progress goes to stderr, so that stdout holds only the results (``--json``, tables).
 progress_console = Console(stderr=True)
 register_harness(app)
+app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
+app.add_typer(gui_app, name="gui", help="Desktop tasks: import OSWorld's task JSON (--check for coverage).")
 
 
 def _version(value: bool) -> None:
@@ -51,8 +53,7 @@ def main(
 def _error(message: str) -> None:
     """An error line; ``message`` is printed as it is (``[limits.max_steps]`` is text, not markup)."""
     console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
-app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
-app.add_typer(gui_app, name="gui", help="Desktop tasks: import OSWorld's task JSON (--check for coverage).")
+
 
 FamilyOpt = Annotated[Optional[str], typer.Option("--family", "-f", help="Only this family.")]
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentenvs.core.errors import AgentEnvsError
-from agentenvs.core.registry import resolve_tasks
+from agentenvs.core.registry import get_task, resolve_tasks
 from agentenvs.harness.config import PolicySpec, RunConfig
 from agentenvs.harness.policies import PolicyConfigError, make_policy
 from agentenvs.harness.rundir import RunDir
@@ -91,6 +91,14 @@ def _matches(task: Any, filters: dict[str, str | None]) -> bool:
     return all(not filters.get(k) or filters[k] == v for k, v in values.items())
 
 
+def _registered(task: Any) -> bool:
+    """Whether ``task`` is the registered task of its id (then the run names it by id)."""
+    try:
+        return get_task(task.full_id).path == task.path
+    except AgentEnvsError:
+        return False
+
+
 def _selected(
     paths: list[str], suite: str | None, task: list[str] | None, filters: dict[str, str | None]
 ) -> tuple[list[Any], dict[str, str]]:
@@ -112,7 +120,7 @@ def _selected(
                 if not _matches(t, filters):
                     continue
                 chosen[t.full_id] = t
-                if t.path is not None:
+                if t.path is not None and not _registered(t):
                     dirs[t.full_id] = str(t.path)
         if suite or task or not paths:
             for t in select_tasks(suite, task, **filters):

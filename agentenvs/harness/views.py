@@ -127,9 +127,7 @@ def compare_runs(runs: list[RunDir]) -> dict[str, Any]:
     summaries = [summarize(r) for r in runs]
     tasks = sorted({t for s in summaries for t in s["by_task"]})
     shared = [t for t in tasks if all(t in s["by_task"] for s in summaries)]
-    missing = {
-        str(r.path): [t for t in tasks if t not in s["by_task"]] for r, s in zip(runs, summaries, strict=True)
-    }
+    missing = {str(r.path): [t for t in tasks if t not in s["by_task"]] for r, s in zip(runs, summaries, strict=True)}
     rows: dict[str, list[dict[str, Any] | None]] = {t: [s["by_task"].get(t) for s in summaries] for t in tasks}
     if len(shared) == len(tasks):
         rows["overall"] = [s["overall"] for s in summaries]

@@ -105,8 +105,12 @@ def test_list_never_cuts_an_id():
 
 def test_compare_says_when_the_task_sets_differ(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert invoke("run", "--task", "toy/reach-1", "--task", "toy/reach-2", "--out", str(a), "--no-progress").exit_code == 0
-    assert invoke("run", "--task", "toy/reach-2", "--task", "toy/reach-3", "--out", str(b), "--no-progress").exit_code == 0
+    assert (
+        invoke("run", "--task", "toy/reach-1", "--task", "toy/reach-2", "--out", str(a), "--no-progress").exit_code == 0
+    )
+    assert (
+        invoke("run", "--task", "toy/reach-2", "--task", "toy/reach-3", "--out", str(b), "--no-progress").exit_code == 0
+    )
     result = invoke("compare", str(a), str(b))
     assert result.exit_code == 0
     assert f"warning: {a} has no episodes of 1 task(s) the others ran: toy/reach-3" in result.output

@@ -278,5 +278,7 @@ def test_openai_plain_text_replies_are_the_familys_plain_text_actions(tmp_path):
     system = app.state.requests[0]["messages"][0]["content"]
     assert "without a tool call is itself taken as the action, as plain text" in system
     step = RunDir(tmp_path / "run").read_steps("toy/reach-2", 0)[1]
-    assert step["action"] == "add 1" and step["policy"]["note"] == "the model answered in plain text: taken as the action"
+    assert (
+        step["action"] == "add 1" and step["policy"]["note"] == "the model answered in plain text: taken as the action"
+    )
     assert not step["info"]["action_error"] and step["info"]["checks"]["half"]
