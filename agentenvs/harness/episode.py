@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import reprlib
 import time
 import uuid
 from collections.abc import Coroutine
@@ -34,6 +33,7 @@ from typing import Any, TypeVar
 from agentenvs.core import Task
 from agentenvs.core.actions import action_problem
 from agentenvs.core.env import describe_fault
+from agentenvs.harness.bounds import bounded_message, refused_record
 from agentenvs.harness.executor import EnvHandle
 from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.observation import is_image, split_observation, to_jsonable
@@ -145,11 +145,6 @@ def _add_usage(tokens: dict[str, int], usage: dict[str, int] | None) -> None:
             tokens[key] += value
 
 
-#: What a trajectory keeps of a refused action, and of a policy's message.
-REFUSED_PREFIX_CHARS = 1000
-MESSAGE_CHARS = 100_000
-
-
 def _sendable(decision: Decision) -> tuple[Decision, dict[str, Any] | None]:
     """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record;
     then, for a refused action, what the trajectory keeps of it (a bounded prefix, its type and size)."""
@@ -163,31 +158,7 @@ def _sendable(decision: Decision) -> tuple[Decision, dict[str, Any] | None]:
         note=f"the policy's action was not sent: {problem}",
         retries=decision.retries,
     )
-    return sent, _refused(decision.action, problem)
-
-
-_SHORT_REPR = reprlib.Repr()  # bounded in depth and width: safe on a cyclic or 10,000-deep action
-_SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 6, 200, 200
-_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = 20
-
-
-def _refused(action: Any, problem: str) -> dict[str, Any]:
-    """A bounded account of an action too large or too deep to keep whole (never walked unbounded)."""
-    record: dict[str, Any] = {"why": problem, "type": type(action).__name__}
-    if isinstance(action, (str, bytes, bytearray)):
-        record["chars"] = len(action)
-        head = action[:REFUSED_PREFIX_CHARS]
-        record["prefix"] = head if isinstance(head, str) else bytes(head).decode("utf-8", "replace")
-    else:
-        record["prefix"] = _SHORT_REPR.repr(action)[:REFUSED_PREFIX_CHARS]
-    return record
-
-
-def _bounded_message(message: str | None) -> dict[str, Any]:
-    """The policy's message for the trajectory: whole up to ``MESSAGE_CHARS``, else its start and size."""
-    if message is None or len(message) <= MESSAGE_CHARS:
-        return {"message": message}
-    return {"message": message[:MESSAGE_CHARS], "message_chars": len(message)}
+    return sent, refused_record(decision.action, problem)
 
 
 def _flags(value: Any) -> list[str]:
@@ -364,7 +335,7 @@ class EpisodePlayer:
                         "action": to_jsonable(decision.action),
                         **({"refused_action": refused} if refused else {}),
                         "policy": {
-                            **_bounded_message(decision.message),
+                            **bounded_message(decision.message),
                             "note": decision.note,
                             "usage": decision.usage,
                             "retries": decision.retries,

@@ -146,6 +146,9 @@ def test_an_action_too_deep_to_send_is_replaced_by_no_action(tmp_path):
     assert (summary["overall"]["scored"], summary["overall"]["infra"]) == (3, 0)
     step = RunDir(tmp_path / "run").read_steps("toy/reach-2", 0)[1]
     assert step["action"] == "" and "not sent: the action nests deeper than 64 levels" in step["policy"]["note"]
+    refused = step["refused_action"]  # a bounded account of it, never the whole
+    assert refused["type"] == "dict" and refused["prefix"].startswith("{'name': 'add', 'arguments': {'n': {")
+    assert len(refused["prefix"]) <= 1000 and "chars" not in refused
     assert "empty action" in step["info"]["action_error"]
 
 
