@@ -97,6 +97,7 @@ def _score_cell(check: EpisodeCheck | None) -> Text:
 PathsArg = Annotated[
     Optional[list[str]],
     typer.Argument(
+        metavar="TASKS",
         help="Task directories, folders of them (searched at any depth), or registered task ids "
         "such as terminal/fix-permissions (default: every registered task).",
         show_default=False,

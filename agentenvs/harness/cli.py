@@ -146,7 +146,9 @@ def _infra_reasons(run: RunDir) -> list[str]:
 def run_command(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(help="task directories, folders of them, or registered task ids", show_default=False),
+        typer.Argument(
+            metavar="TASKS", help="task directories, folders of them, or registered task ids", show_default=False
+        ),
     ] = None,
     suite: Annotated[str | None, typer.Option(help=f"named task selection: {', '.join(SUITES)}")] = None,
     task: Annotated[
