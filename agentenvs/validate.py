@@ -6,16 +6,13 @@ here behaves the same under the harness and under a trainer.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from gymnasium.envs.registration import load_env_creator
-
 import agentenvs
-from agentenvs.core.registry import get_family
+from agentenvs.core.registry import accepts_option
 from agentenvs.core.task import Task
 
 VARIANTS = ("oracle", "noop", "wrong")
@@ -42,19 +39,20 @@ class EpisodeCheck:
 
 @dataclass(frozen=True)
 class TaskValidation:
+    """One task's episodes, or (``error``) why the task could not even be loaded."""
+
     task_id: str
     episodes: dict[str, EpisodeCheck]
+    error: str = ""
 
     @property
     def ok(self) -> bool:
-        return all(e.ok for e in self.episodes.values())
+        return not self.error and all(e.ok for e in self.episodes.values())
 
 
 def options_for(task: Task, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     """The options this task's env class takes (``backend`` means nothing to a text game)."""
-    env_class = load_env_creator(get_family(task.family).entry_point)
-    accepted = inspect.signature(env_class).parameters
-    return {k: v for k, v in env_kwargs.items() if k in accepted}
+    return {k: v for k, v in env_kwargs.items() if accepts_option(task.family, k)}
 
 
 def play(env: Any, actions: Iterable[Any]) -> tuple[dict[str, Any], int]:
@@ -75,8 +73,9 @@ def play(env: Any, actions: Iterable[Any]) -> tuple[dict[str, Any], int]:
 
 def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> EpisodeCheck:
     """One episode: the oracle's actions, nothing (``done`` at once), or the wrong solution."""
-    env = agentenvs.make(task, **options_for(task, env_kwargs))
+    env = None
     try:
+        env = agentenvs.make(task, **options_for(task, env_kwargs))
         env.reset(seed=0)
         if variant == "noop":
             actions: list[Any] = ["done"]
@@ -90,12 +89,13 @@ def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> Episode
         if info.get("error_kind") == "infra":
             return EpisodeCheck(task.full_id, variant, None, steps, f"infra error: {info.get('error')}")
         return EpisodeCheck(
-            task.full_id, variant, float(info.get("score", 0.0)), steps, str(info.get("verifier_detail", ""))[-300:]
+            task.full_id, variant, float(info.get("score", 0.0)), steps, str(info.get("verifier_detail", ""))
         )
     except Exception as exc:  # a broken task must show up in the table, not abort the run
         return EpisodeCheck(task.full_id, variant, None, 0, f"{type(exc).__name__}: {exc}")
     finally:
-        env.close()
+        if env is not None:
+            env.close()
 
 
 def validate_tasks(

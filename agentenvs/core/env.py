@@ -35,11 +35,11 @@ from gymnasium import spaces
 
 from agentenvs.core.actions import CONTROL_TOOLS, ParsedAction, parse_action, tool_names
 from agentenvs.core.checks import Verdict, progress
-from agentenvs.core.errors import ActionError, InfraError
+from agentenvs.core.errors import ActionError, InfraError, NoTaskChosenError
 from agentenvs.core.hacks import COMMON_HACKS, Hack
 from agentenvs.core.registry import get_family
 from agentenvs.core.spaces import Unicode
-from agentenvs.core.task import Task
+from agentenvs.core.task import Task, load_task
 
 RewardMode = Literal["sparse", "dense"]
 MAX_TEXT_CHARS = 1 << 20
@@ -78,7 +78,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         self,
         task_id: str | None = None,
         *,
-        task: Task | None = None,
+        task: Task | str | os.PathLike[str] | None = None,
         reward_mode: RewardMode = "sparse",
         max_steps: int | None = None,
         render_mode: str | None = None,
@@ -90,7 +90,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         self.reward_mode: RewardMode = reward_mode
         self.render_mode = render_mode
         self._max_steps_override = max_steps
-        self._default_task = task if task is not None else self._load_task(task_id) if task_id else None
+        self._default_task = self._as_task(task) if task is not None else self._load_task(task_id) if task_id else None
         self.observation_space = spaces.Dict(
             {"instruction": Unicode(MAX_TEXT_CHARS), "text": Unicode(MAX_TEXT_CHARS), **self._extra_spaces()}
         )
@@ -186,19 +186,30 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
                 raise ValueError(f"{type(self).__name__} runs {self.family!r} tasks, not {family!r}")
         return get_family(self.family).source.load(task_id)
 
+    def _as_task(self, task: Task | str | os.PathLike[str]) -> Task:
+        """``task=``: a loaded ``Task``, a task id (``"coin-easy-0"`` or ``"textgame/coin-easy-0"``) or a task directory."""
+        if isinstance(task, Task):
+            return task
+        if isinstance(task, os.PathLike):
+            return load_task(task)
+        if isinstance(task, str):
+            return self._load_task(task)
+        raise TypeError(f"task must be a Task, a task id or a task directory, got {type(task).__name__}")
+
     def _pick_task(self, options: dict[str, Any]) -> Task:
+        """The episode's task: ``options["task"]``/``["task_id"]``, else the env's own; never a guess."""
         chosen = options.get("task") or options.get("task_id")
-        if isinstance(chosen, Task):
-            return chosen
-        if isinstance(chosen, str):
-            return self._load_task(chosen)
+        if chosen is not None:
+            return self._as_task(chosen)
         if self._default_task is not None:
             return self._default_task
         ids = get_family(self.family).source.ids()
-        if not ids:
-            raise ValueError(f"no {self.family} tasks are registered; pass task_id=...")
-        self._default_task = self._load_task(ids[0])
-        return self._default_task
+        example = f"{self.family}/{ids[0]}" if ids else f"{self.family}/<task>"
+        raise NoTaskChosenError(
+            f"no task chosen for this {self.family} env: pass one to gymnasium.make "
+            f"(gymnasium.make('agentenvs/{self.family}-v0', task_id='{example}')), or to reset "
+            f"(options={{'task_id': '{example}'}}); `agentenvs list --family {self.family}` lists them"
+        )
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)

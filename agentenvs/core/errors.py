@@ -24,6 +24,10 @@ class TaskNotFoundError(AgentEnvsError, KeyError):
         return str(self.args[0]) if self.args else "task not found"
 
 
+class NoTaskChosenError(AgentEnvsError, ValueError):
+    """An env was reset with no task given: it never picks one for the caller."""
+
+
 class ActionError(AgentEnvsError, ValueError):
     """An action could not be parsed. Never escapes ``step``: it becomes ``info['action_error']``."""
 

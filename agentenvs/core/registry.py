@@ -13,10 +13,10 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, get_args
 
-from agentenvs.core.errors import TaskNotFoundError
-from agentenvs.core.task import Task, load_task
+from agentenvs.core.errors import AgentEnvsError, TaskNotFoundError
+from agentenvs.core.task import Difficulty, Split, Task, load_task
 
 
 def tasks_root() -> Path:
@@ -111,10 +111,24 @@ def split_task_id(full_id: str) -> tuple[str, str]:
     return family, task_id
 
 
+def accepts_option(family: str, option: str) -> bool:
+    """Whether ``family``'s env class takes the keyword ``option`` (``backend`` means nothing to a text game)."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    return option in inspect.signature(load_env_creator(get_family(family).entry_point)).parameters
+
+
 def get_task(full_id: str) -> Task:
     """Load ``<family>/<task-id>``."""
     family, task_id = split_task_id(full_id)
     return get_family(family).source.load(task_id)
+
+
+def _check_choice(what: str, value: str | None, allowed: Iterable[str]) -> None:
+    if value is not None and value not in allowed:
+        raise TaskNotFoundError(f"unknown {what} {value!r}; choose one of: {', '.join(sorted(allowed))}")
 
 
 def list_tasks(
@@ -124,9 +138,19 @@ def list_tasks(
     tag: str | None = None,
     pattern: str | None = None,
 ) -> list[Task]:
-    """Every task that matches all the given filters (``pattern`` is a glob on the full id)."""
+    """Every task that matches all the given filters (``pattern`` is a glob on the full id).
+
+    A filter value that could never match (an unknown family, split or difficulty, a tag no
+    task of the chosen families has) raises ``TaskNotFoundError`` naming the values that exist:
+    a typo must not look like an empty selection.
+    """
     wanted = [family] if isinstance(family, str) else list(family) if family else None
+    for name in wanted or []:
+        get_family(name)
+    _check_choice("split", split, get_args(Split))
+    _check_choice("difficulty", difficulty, get_args(Difficulty))
     found: list[Task] = []
+    tags: set[str] = set()
     for name, fam in sorted(families().items()):
         if wanted is not None and name not in wanted:
             continue
@@ -134,6 +158,7 @@ def list_tasks(
             if pattern and not fnmatch.fnmatch(f"{name}/{task_id}", pattern):
                 continue
             task = fam.source.load(task_id)
+            tags.update(task.tags)
             if split and task.split != split:
                 continue
             if difficulty and task.difficulty != difficulty:
@@ -141,4 +166,62 @@ def list_tasks(
             if tag and tag not in task.tags:
                 continue
             found.append(task)
+    if tag is not None and tag not in tags:
+        shown = sorted(tags)[:40]
+        more = f" and {len(tags) - len(shown)} more" if len(tags) > len(shown) else ""
+        raise TaskNotFoundError(f"no task has the tag {tag!r}; tags in use: {', '.join(shown) or 'none'}{more}")
     return found
+
+
+def _task_dirs(folder: Path) -> list[Path]:
+    """The task directories at any depth under ``folder`` (none inside another task)."""
+    found: list[Path] = []
+    for toml in sorted(folder.rglob("task.toml")):
+        if not any(parent in found for parent in toml.parents):
+            found.append(toml.parent)
+    return found
+
+
+def resolve_tasks(refs: Iterable[str | Path]) -> tuple[list[Task], dict[str, str]]:
+    """Tasks named by path or id: a task directory, a folder of task directories (at any depth),
+    or a registered ``<family>/<task>`` id.
+
+    Returns the tasks and, apart, the task directories that did not load (path -> why), so that
+    one broken task among many is reported instead of stopping the rest. A reference that names
+    nothing, or two tasks with one id, raises ``TaskNotFoundError``.
+    """
+    tasks: dict[str, Task] = {}
+    broken: dict[str, str] = {}
+
+    def add(task: Task) -> None:
+        known = tasks.get(task.full_id)
+        if known is not None and known.path != task.path:
+            raise TaskNotFoundError(
+                f"two tasks have the id {task.full_id}: {known.path or 'registered'} and {task.path or 'registered'}; "
+                "give them distinct ids (task.toml's id, or the folder's name)"
+            )
+        tasks[task.full_id] = task
+
+    for ref in refs:
+        path = Path(ref)
+        if path.is_dir():
+            dirs = [path] if (path / "task.toml").is_file() else _task_dirs(path)
+            if not dirs:
+                raise TaskNotFoundError(f"{path}: no task.toml in it or below it; a task is a directory holding one")
+            for folder in dirs:
+                try:
+                    task = load_task(folder)
+                except AgentEnvsError as exc:
+                    broken[str(folder.resolve())] = str(exc)
+                    continue
+                add(task)
+        elif path.exists():
+            raise TaskNotFoundError(f"{path}: a file; name a task directory (the one holding task.toml)")
+        else:
+            try:
+                add(get_task(str(ref)))
+            except TaskNotFoundError as exc:
+                raise TaskNotFoundError(
+                    f"{ref}: not a task directory, a folder of them, or a registered task id ({exc})"
+                ) from None
+    return list(tasks.values()), broken

@@ -13,7 +13,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from agentenvs.core.errors import AgentEnvsError
+from agentenvs.core.registry import get_task, resolve_tasks
 from agentenvs.harness.config import PolicySpec, RunConfig
 from agentenvs.harness.policies import PolicyConfigError, make_policy
 from agentenvs.harness.rundir import RunDir
@@ -24,8 +27,28 @@ console = Console()
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
+    """Print ``message`` as it is (a ``[limits.max_steps]`` in it is text, not markup) and exit."""
+    console.print(Text.assemble(("error: ", "red"), message), highlight=False)
     return typer.Exit(code)
+
+
+def check_backend(value: str | None) -> str | None:
+    """``--backend``: one of the registered sandbox backends, or a usage error naming them."""
+    from agentenvs.sandbox import backends
+
+    if value is not None and value not in backends():
+        raise typer.BadParameter(f"unknown backend {value!r}; choose one of: {', '.join(backends())}")
+    return value
+
+
+#: Flags of the policy options whose names differ from their Python names.
+POLICY_FLAGS = {"run": "--replay-from", "request_timeout_sec": "--request-timeout"}
+#: The options each policy cannot start without.
+REQUIRED_OPTIONS = {"openai": ("model",), "http": ("url",), "replay": ("run",)}
+
+
+def _flag(option: str) -> str:
+    return POLICY_FLAGS.get(option, "--" + option.replace("_", "-"))
 
 
 def _parse_env_args(pairs: list[str]) -> dict[str, Any]:
@@ -49,16 +72,84 @@ def _policy_options(policy: str, given: dict[str, Any]) -> dict[str, Any]:
         "oracle": set(),
         "human": set(),
     }.get(policy, set())  # fmt: skip
-    flags = {"run": "--replay-from", "request_timeout_sec": "--request-timeout"}
     options = {k: v for k, v in given.items() if v is not None}
     stray = sorted(k for k in options if k not in applies and k != "seed")
     if stray:
-        names = ", ".join(flags.get(k, "--" + k.replace("_", "-")) for k in stray)
+        names = ", ".join(_flag(k) for k in stray)
         raise _fail(f"not for --policy {policy}: {names} (does not apply; drop it or choose the policy it is for)")
+    missing = [k for k in REQUIRED_OPTIONS.get(policy, ()) if k not in options]
+    if missing:
+        raise _fail(f"--policy {policy} needs {', '.join(_flag(k) for k in missing)}")
     return {k: v for k, v in options.items() if k in applies}
 
 
+def _matches(task: Any, filters: dict[str, str | None]) -> bool:
+    """Whether a task named by path passes --family, --split, --difficulty and --tag."""
+    values = {"family": task.family, "split": task.split, "difficulty": task.difficulty}
+    if filters.get("tag") and filters["tag"] not in task.tags:
+        return False
+    return all(not filters.get(k) or filters[k] == v for k, v in values.items())
+
+
+def _registered(task: Any) -> bool:
+    """Whether ``task`` is the registered task of its id (then the run names it by id)."""
+    try:
+        return get_task(task.full_id).path == task.path
+    except AgentEnvsError:
+        return False
+
+
+def _selected(
+    paths: list[str], suite: str | None, task: list[str] | None, filters: dict[str, str | None]
+) -> tuple[list[Any], dict[str, str]]:
+    """The tasks to run and the directories of those named by path.
+
+    Paths and ids add up with ``--suite`` and ``--task``; the filters narrow the tasks named by
+    path, or select registered tasks when nothing else does. Every problem is a clear error,
+    before anything starts.
+    """
+    chosen: dict[str, Any] = {}
+    dirs: dict[str, str] = {}
+    try:
+        if paths:
+            named, broken = resolve_tasks(paths)
+            if broken:
+                lines = "\n".join(f"  {where}: {why}" for where, why in broken.items())
+                raise _fail(f"{len(broken)} task director{'ies' if len(broken) > 1 else 'y'} did not load:\n{lines}")
+            for t in named:
+                if not _matches(t, filters):
+                    continue
+                chosen[t.full_id] = t
+                if t.path is not None and not _registered(t):
+                    dirs[t.full_id] = str(t.path)
+        if suite or task or not paths:
+            for t in select_tasks(suite, task, **filters):
+                if t.full_id in dirs and t.path != Path(dirs[t.full_id]):
+                    raise _fail(f"{t.full_id} is both the registered task and {dirs[t.full_id]}; run them apart")
+                chosen.setdefault(t.full_id, t)
+    except (ValueError, AgentEnvsError) as exc:
+        raise _fail(str(exc)) from None
+    if not chosen:
+        raise _fail("no task matches the selection; `agentenvs list` shows what exists")
+    return sorted(chosen.values(), key=lambda t: t.full_id), dirs
+
+
+def _infra_reasons(run: RunDir) -> list[str]:
+    """One line per episode that ended as an infra error: which, and why."""
+    return [
+        f"{e['task_id']} trial {e['trial']}: {e.get('error') or 'unknown'}"
+        for e in sorted(run.read_episodes(), key=lambda e: (e["task_id"], int(e["trial"])))
+        if e.get("status") == "infra"
+    ]
+
+
 def run_command(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="TASKS", help="task directories, folders of them, or registered task ids", show_default=False
+        ),
+    ] = None,
     suite: Annotated[str | None, typer.Option(help=f"named task selection: {', '.join(SUITES)}")] = None,
     task: Annotated[
         list[str] | None, typer.Option("--task", "-t", help="task id or glob (repeatable), e.g. 'terminal/*'")
@@ -68,6 +159,9 @@ def run_command(
     tag: Annotated[str | None, typer.Option(help="only tasks with this tag")] = None,
     difficulty: Annotated[str | None, typer.Option(help="easy, medium or hard")] = None,
     policy: Annotated[str, typer.Option(help="openai, http, oracle, random, replay or human")] = "oracle",
+    backend: Annotated[
+        str | None, typer.Option(callback=check_backend, help="sandbox backend: local or docker (default: local)")
+    ] = None,
     trials: Annotated[int, typer.Option(min=1, help="episodes per task, with distinct seeds")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="episodes in flight")] = 4,
     max_sandboxes: Annotated[
@@ -120,12 +214,8 @@ def run_command(
             raise _fail("--resume needs --out pointing at an existing run directory")
         config = RunConfig.model_validate(RunDir(out).read_run()["config"])
     else:
-        try:
-            tasks = select_tasks(suite, task, family=family, split=split, tag=tag, difficulty=difficulty)
-        except ValueError as exc:
-            raise _fail(str(exc)) from None
-        if not tasks:
-            raise _fail("no task matches the selection; `agentenvs list` shows what exists")
+        filters = {"family": family, "split": split, "tag": tag, "difficulty": difficulty}
+        tasks, task_dirs = _selected(list(paths or []), suite, task, filters)
         options = _policy_options(
             policy,
             {
@@ -136,8 +226,8 @@ def run_command(
             },
         )  # fmt: skip
         config = RunConfig(
-            tasks=[t.full_id for t in tasks],
-            selection={"suite": suite, "task": task, "family": family, "split": split, "tag": tag, "difficulty": difficulty},
+            tasks=[t.full_id for t in tasks], task_dirs=task_dirs, backend=backend,
+            selection={"paths": paths, "suite": suite, "task": task, **filters},
             policy=PolicySpec(name=policy, options=options),
             trials=trials, seed=seed, concurrency=concurrency, max_sandboxes=max_sandboxes,
             max_policy_calls=max_policy_calls, max_infra_retries=max_infra_retries, policy_timeout_sec=policy_timeout,
@@ -164,6 +254,12 @@ def run_command(
         console.print(f"[yellow]stopped: {outcome.finished}/{outcome.planned} episodes recorded; "
                       f"continue with `agentenvs run --resume --out {out}`[/yellow]")  # fmt: skip
         raise typer.Exit(130)
+    infra = _infra_reasons(outcome.run_dir)
+    if infra:
+        console.print(Text(f"{len(infra)} episode{'s' * (len(infra) != 1)} ended as infra errors:", style="red"))
+        for line in infra:
+            console.print(Text(f"  {line}"), soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def report_command(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
@@ -216,7 +312,18 @@ def compare_command(run_dirs: Annotated[list[Path], typer.Argument(help="two or 
     missing = [str(r.path) for r in runs if not r.exists()]
     if missing:
         raise _fail(f"not run directories (no run.json): {', '.join(missing)}")
-    console.print(compare_table(compare_runs(runs)))
+    comparison = compare_runs(runs)
+    console.print(compare_table(comparison))
+    for path, absent in comparison["missing"].items():
+        console.print(
+            Text(f"warning: {path} has no episodes of {len(absent)} task(s) the others ran: {', '.join(absent)}",
+                 style="yellow"),
+            soft_wrap=True,
+        )  # fmt: skip
+    if comparison["missing"]:
+        console.print(
+            Text(f"'overall' here covers only the {len(comparison['shared'])} task(s) every run has", style="yellow")
+        )
 
 
 def register(app: typer.Typer) -> None:

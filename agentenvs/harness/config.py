@@ -22,6 +22,9 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tasks: list[str] = Field(min_length=1, description="full task ids, in order")
+    task_dirs: dict[str, str] = Field(
+        default_factory=dict, description="full id -> directory, for the tasks named by path rather than registered"
+    )
     selection: dict[str, Any] = Field(default_factory=dict, description="the suite, globs and filters as given")
     policy: PolicySpec
     trials: int = Field(1, ge=1)
@@ -36,6 +39,7 @@ class RunConfig(BaseModel):
     episode_timeout_sec: float | None = Field(None, gt=0, description="deadline of an episode (default: from the task)")
     max_steps: int | None = Field(None, ge=1)
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    backend: str | None = Field(None, description="sandbox backend, for the families that have sandboxes")
     executor: str = "local"
     save_images: bool = True
     policy_feedback: bool = Field(
@@ -43,6 +47,10 @@ class RunConfig(BaseModel):
         description="pass rewards, checks and progress to the policy each step: for training only, "
         "since it reveals what the hidden tests check; an evaluation leaves it off",
     )
+
+    def task_ref(self, full_id: str) -> str:
+        """What ``agentenvs.make`` takes for this task: its directory, or its registered id."""
+        return self.task_dirs.get(full_id, full_id)
 
     def seed_for(self, trial: int) -> int:
         """Distinct, reproducible seeds per trial."""

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from agentenvs.core import Task
 from agentenvs.core.actions import action_problem
 from agentenvs.core.env import describe_fault
+from agentenvs.harness.bounds import bounded_message, refused_record
 from agentenvs.harness.executor import EnvHandle
 from agentenvs.harness.lane import Abandoned, Lane
 from agentenvs.harness.observation import is_image, split_observation, to_jsonable
@@ -145,18 +146,20 @@ def _add_usage(tokens: dict[str, int], usage: dict[str, int] | None) -> None:
             tokens[key] += value
 
 
-def _sendable(decision: Decision) -> Decision:
-    """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record."""
+def _sendable(decision: Decision) -> tuple[Decision, dict[str, Any] | None]:
+    """The decision, or ``NO_ACTION`` in its place when its action is too large or too deep to send or record;
+    then, for a refused action, what the trajectory keeps of it (a bounded prefix, its type and size)."""
     problem = action_problem(decision.action)
     if problem is None:
-        return decision
-    return Decision(
+        return decision, None
+    sent = Decision(
         action=NO_ACTION,
         usage=decision.usage,
         message=decision.message,
         note=f"the policy's action was not sent: {problem}",
         retries=decision.retries,
     )
+    return sent, refused_record(decision.action, problem)
 
 
 def _flags(value: Any) -> list[str]:
@@ -304,6 +307,7 @@ class EpisodePlayer:
                 if lane.stopping:
                     raise Abandoned("stopped")
                 t0 = time.monotonic()
+                refused = None
                 remaining = deadline - t0
                 if remaining <= 0:
                     timed_out = True
@@ -314,7 +318,7 @@ class EpisodePlayer:
                         decision = self._policy_call(
                             lane, self.policy.act(start, step_input), limit, f"step {step_input.step + 1}"
                         )
-                        decision = _sendable(decision)
+                        decision, refused = _sendable(decision)
                     except PolicyUnavailable:
                         if deadline - time.monotonic() > 0:
                             raise
@@ -342,8 +346,9 @@ class EpisodePlayer:
                         "step": result.steps,
                         **moved_on,
                         "action": to_jsonable(decision.action),
+                        **({"refused_action": refused} if refused else {}),
                         "policy": {
-                            "message": decision.message,
+                            **bounded_message(decision.message),
                             "note": decision.note,
                             "usage": decision.usage,
                             "retries": decision.retries,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core import InfraError, Task
+from agentenvs.core.registry import accepts_option
 from agentenvs.harness.config import RunConfig
 from agentenvs.harness.episode import Deadlines, EpisodeInfraError, EpisodePlayer
 from agentenvs.harness.executor import CLOSE_GRACE_SEC, Executor, run_in_thread
@@ -85,6 +86,8 @@ class Lanes:
         env_kwargs = dict(self.config.env_kwargs)
         if self.config.max_steps is not None:
             env_kwargs["max_steps"] = self.config.max_steps
+        if self.config.backend is not None and accepts_option(task.family, "backend"):
+            env_kwargs["backend"] = self.config.backend
         while not self._sandboxes.acquire(timeout=0.2):
             if lane.stopping:
                 raise Abandoned("stopped")
@@ -92,7 +95,11 @@ class Lanes:
         try:
             try:
                 handle = lane.env_call(
-                    job.deadlines.reset, "making the env", self.executor.open_blocking, task.full_id, env_kwargs
+                    job.deadlines.reset,
+                    "making the env",
+                    self.executor.open_blocking,
+                    self.config.task_ref(task.full_id),
+                    env_kwargs,
                 )
             except InfraError as exc:
                 raise EpisodeInfraError(f"making the env failed: {exc}") from None

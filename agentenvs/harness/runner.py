@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import agentenvs
-from agentenvs.core import Task, get_task
+from agentenvs.core import Task, get_task, load_task
 from agentenvs.harness.config import RunConfig
 from agentenvs.harness.episode import Deadlines, EpisodePlayer
 from agentenvs.harness.executor import Executor, make_executor
@@ -248,7 +248,8 @@ class Runner:
 
     async def run(self) -> RunOutcome:
         """Play every missing episode. Returns when all are done or the run is stopped."""
-        tasks = [get_task(t) for t in self.config.tasks]
+        dirs = self.config.task_dirs
+        tasks = [load_task(dirs[t]) if t in dirs else get_task(t) for t in self.config.tasks]
         recorded = self._prepare(tasks)
         done = {episode_key(e["task_id"], e["trial"]) for e in recorded}
         for record in recorded:

@@ -57,16 +57,22 @@ def select_tasks(
     tag: str | None = None,
     difficulty: str | None = None,
 ) -> list[Task]:
-    """The tasks of a suite and/or globs, narrowed by the filters, in a stable order."""
+    """The tasks of a suite and/or globs, narrowed by the filters, in a stable order.
+
+    An unknown filter value raises ``TaskNotFoundError`` (see ``list_tasks``).
+    """
     if suite is not None and suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of: {', '.join(SUITES)} (or pass --task globs)")
     chosen = SUITES[suite] if suite else Suite("ad hoc")
     if suite is None and not patterns and not (family or split or tag or difficulty):
         raise ValueError(
-            "choose tasks with --suite NAME, --task GLOB, or a filter (--family, --split, --tag, --difficulty)"
+            "choose tasks: task directories or ids as arguments, --suite NAME, --task GLOB, "
+            "or a filter (--family, --split, --tag, --difficulty)"
         )
     families = [family] if family else list(chosen.families) or None
-    tasks = list_tasks(family=families, split=split or chosen.split, difficulty=difficulty or chosen.difficulty)
+    tasks = list_tasks(
+        family=families, split=split or chosen.split, difficulty=difficulty or chosen.difficulty, tag=tag
+    )
     globs = list(patterns or []) + list(chosen.patterns)
     wanted_tags = set(chosen.tags) | ({tag} if tag else set())
     selected = [

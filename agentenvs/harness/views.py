@@ -10,7 +10,7 @@ from rich.text import Text
 
 from agentenvs.harness.rendering import cut, diff_lines, episode_view, families, family_of, tokens_text
 from agentenvs.harness.rundir import RunDir
-from agentenvs.harness.scoring import summarize
+from agentenvs.harness.scoring import episodes_frame, group_metrics, summarize
 
 
 def _pct(value: float | None) -> str:
@@ -57,9 +57,10 @@ def show_episodes(run: RunDir, console: Console) -> None:
         table.add_column(column)
     for e in sorted(run.read_episodes(), key=lambda e: (e["task_id"], int(e["trial"]))):
         table.add_row(
-            e["task_id"], str(e["trial"]), e.get("status", ""), str(e.get("success")),
+            Text(e["task_id"]), str(e["trial"]), e.get("status", ""), str(e.get("success")),
             "-" if e.get("score") is None else f"{e['score']:.3f}", str(e.get("steps", "-")),
-            f"{e.get('elapsed_sec', 0):.2f}", str(e.get("error") or ""), "; ".join(e.get("integrity_flags") or []),
+            f"{e.get('elapsed_sec', 0):.2f}", Text(str(e.get("error") or "")),
+            Text("; ".join(e.get("integrity_flags") or [])),
         )  # fmt: skip
     console.print(table)
 
@@ -135,15 +136,28 @@ def show_trajectory(run: RunDir, task_id: str, trial: int, console: Console, max
 
 
 def compare_runs(runs: list[RunDir]) -> dict[str, Any]:
-    """Per task and overall: each run's success rate and mean score."""
+    """Per task and overall: each run's success rate and mean score.
+
+    When the runs hold different tasks, ``overall`` is computed on the tasks every run has
+    (``shared``), so that it compares like with like; ``missing`` says, per run, which of the
+    others' tasks it lacks (each still has its own row).
+    """
     summaries = [summarize(r) for r in runs]
     tasks = sorted({t for s in summaries for t in s["by_task"]})
+    shared = [t for t in tasks if all(t in s["by_task"] for s in summaries)]
+    missing = {str(r.path): [t for t in tasks if t not in s["by_task"]] for r, s in zip(runs, summaries, strict=True)}
     rows: dict[str, list[dict[str, Any] | None]] = {t: [s["by_task"].get(t) for s in summaries] for t in tasks}
-    rows["overall"] = [s["overall"] for s in summaries]
+    if len(shared) == len(tasks):
+        rows["overall"] = [s["overall"] for s in summaries]
+    else:
+        frames = [episodes_frame(r) for r in runs]
+        rows["overall"] = [group_metrics(df[df["task_id"].isin(shared)]) for df in frames]
     return {
         "runs": [str(r.path) for r in runs],
         "policies": [s["run"]["policy"].get("name") for s in summaries],
         "rows": rows,
+        "shared": shared,
+        "missing": {path: absent for path, absent in missing.items() if absent},
     }
 
 
@@ -160,5 +174,5 @@ def compare_table(comparison: dict[str, Any]) -> Table:
             else:
                 score = "-" if cell["mean_score"] is None else f"{cell['mean_score']:.2f}"
                 rendered.append(f"{_pct(cell['success_rate'])} ({cell['successes']}/{cell['scored']}), {score}")
-        table.add_row(task, *rendered, style="bold" if task == "overall" else None)
+        table.add_row(Text(task), *rendered, style="bold" if task == "overall" else None)
     return table

@@ -186,7 +186,7 @@ def test_cli_audit_exit_status_and_json(leaky_task: Task) -> None:
     assert leaky_task.path is not None
     found = cli.invoke(app, ["audit", str(leaky_task.path), "--hack", "read-hidden-tests", "--json"])
     assert found.exit_code == 1, found.output
-    report = json.loads(found.output)
+    report = json.loads(found.stdout)  # the progress bar goes to stderr
     assert report["findings"] == 1
     (task,) = report["tasks"]
     assert task["ok"] is False and task["findings"][0]["hack"] == "read-hidden-tests"

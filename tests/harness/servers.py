@@ -58,6 +58,7 @@ class Faults:
         self.hang_first = 0
         self.unknown_tool_first_step = False
         self.bad_arguments_first_step = False  # chat server: tool-call arguments that are not JSON
+        self.plain_text = False  # chat server: the action as text in a fenced block, no tool call
         self.hang_sec = 5.0
         self.requests = 0
 
@@ -109,6 +110,19 @@ def chat_app(faults: Faults) -> FastAPI:
         arguments = json.dumps(call["arguments"])
         if faults.bad_arguments_first_step and assistant_turns == 0:
             arguments = arguments[:-1]
+        if faults.plain_text:
+            text = "add 1" if call["name"] == "add" else "done"
+            message = {"role": "assistant", "content": f"```\n{text}\n```"}
+            return JSONResponse(
+                {
+                    "id": f"chatcmpl-{len(app.state.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                    "usage": USAGE,
+                }
+            )
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(app.state.requests)}",

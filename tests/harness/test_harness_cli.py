@@ -74,14 +74,16 @@ def test_unresolved_infra_is_announced_and_retry_infra_replays_only_it(tmp_path)
         args = ["--task", "toy/*", "--policy", "http", "--url", url, "--max-retries", "0", "--max-infra-retries", "0",
                 "--concurrency", "1", "--out", str(out), "--no-progress", "--policy-feedback"]  # fmt: skip
         first = invoke("run", *args)
-        assert first.exit_code == 0, first.output
+        assert first.exit_code == 1, first.output  # an unresolved episode fails the command, saying why
         assert "1 episode unresolved" in first.output and f"--retry-infra --out {out}" in first.output
+        assert "1 episode ended as infra errors:\n  toy/reach-1 trial 0: POST " in first.output
+        assert "answered 500" in first.output
         assert all({"reward", "checks", "progress"} <= set(body) for body in app.state.acts)
         before = RunDir(out).read_episodes()
         assert [e["status"] for e in before] == ["infra", "scored", "scored"]
         resets = len(app.state.resets)
         plain = invoke("run", "--resume", "--out", str(out), "--no-progress")
-        assert plain.exit_code == 0 and len(app.state.resets) == resets and "1 episode unresolved" in plain.output
+        assert plain.exit_code == 1 and len(app.state.resets) == resets and "1 episode unresolved" in plain.output
         retried = invoke("run", "--resume", "--retry-infra", "--out", str(out), "--no-progress")
         assert retried.exit_code == 0, retried.output
     assert len(app.state.resets) == resets + 1  # only the infra episode was played again

@@ -146,6 +146,9 @@ def test_an_action_too_deep_to_send_is_replaced_by_no_action(tmp_path):
     assert (summary["overall"]["scored"], summary["overall"]["infra"]) == (3, 0)
     step = RunDir(tmp_path / "run").read_steps("toy/reach-2", 0)[1]
     assert step["action"] == "" and "not sent: the action nests deeper than 64 levels" in step["policy"]["note"]
+    refused = step["refused_action"]  # a bounded account of it, never the whole
+    assert refused["type"] == "dict" and "chars" not in refused
+    assert refused["prefix"] == "{'arguments': {'n': {'n': {'n': {'n': {'n': {...}}}}}}, 'name': 'add'}"
     assert "empty action" in step["info"]["action_error"]
 
 
@@ -265,3 +268,20 @@ def test_http_reset_refused_is_the_agents_failure(tmp_path):
         and "422" in episode["error"]
         and "unknown task family" in episode["error"]
     )
+
+
+def test_openai_plain_text_replies_are_the_familys_plain_text_actions(tmp_path):
+    """The system prompt says a reply without a tool call is the action as plain text: the parser agrees."""
+    faults = Faults()
+    faults.plain_text = True
+    app = chat_app(faults)
+    with serve(app) as url:
+        summary = run(tmp_path, "openai", policy_options("openai", url))
+    assert (summary["overall"]["scored"], summary["overall"]["successes"]) == (3, 2)
+    system = app.state.requests[0]["messages"][0]["content"]
+    assert "without a tool call is itself taken as the action, as plain text" in system
+    step = RunDir(tmp_path / "run").read_steps("toy/reach-2", 0)[1]
+    assert (
+        step["action"] == "add 1" and step["policy"]["note"] == "the model answered in plain text: taken as the action"
+    )
+    assert not step["info"]["action_error"] and step["info"]["checks"]["half"]

@@ -13,6 +13,7 @@ env; see ``textworld_adapter``.
 
 from __future__ import annotations
 
+import pickle
 from collections import OrderedDict
 from typing import Any, ClassVar
 
@@ -61,6 +62,30 @@ class TextGameEnv(AgentEnv):
         self._game: Game | TextWorldGame | None = None
         self._distance = NO_PLAN
         super().__init__(task_id, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (trainers send envs to subprocess vector envs): the games are rebuilt from the
+        task on the other side, so only a game's position travels; the solver's caches start cold."""
+        state = dict(self.__dict__)
+        game = self._game
+        if isinstance(game, TextWorldGame):
+            raise pickle.PicklingError(
+                "a TextWorld game in progress cannot be pickled (its state lives in TextWorld's engine); "
+                "pickle the env before reset() or after close(), or make it in the subprocess "
+                "(a factory such as lambda: agentenvs.make(task_id))"
+            )
+        state["_games"] = OrderedDict()
+        state["_game"] = None if game is None else (game.state, game.moves)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        position = state.pop("_game")
+        self.__dict__.update(state, _game=None)
+        if position is not None and self._task is not None:
+            game = self._game_for(self._task)
+            assert isinstance(game, Game)
+            game.state, game.moves = position
+            self._game = game
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {"admissible_commands": Unicode(MAX_TEXT_CHARS)}

@@ -4,8 +4,10 @@ Tools come from the env's ``action_tools``; screenshots go as base64
 ``image_url`` parts. The history is trimmed to a context budget (oldest
 turns first; images kept only for the latest turns). Retries with backoff on
 429, 5xx, timeouts and unreachable servers (infra if they persist). A reply
-with no usable action (garbage, no tool call, too large or too deep: see
-``bounded.py``) is the agent's spent step; another 4xx ends the episode as
+with text and no tool call is the family's plain-text action (a shell command,
+a game command), as the system prompt says; one with no usable action at all
+(garbage, empty, too large or too deep: see ``bounded.py``) is the agent's
+spent step; another 4xx ends the episode as
 the agent's failure. Token usage is recorded per step. The model sees the
 observations and nothing else: no rewards, checks or progress.
 """
@@ -30,7 +32,7 @@ from agentenvs.harness.policies.base import (
     StepInput,
 )
 from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module, usage_counts
-from agentenvs.harness.policies.prompts import observation_text, system_prompt
+from agentenvs.harness.policies.prompts import observation_text, plain_text_action, system_prompt
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
 
 #: Rough cost of one image in the context budget, in tokens.
@@ -211,11 +213,15 @@ class OpenAIPolicy(Policy):
         content, calls, usage = reply
         if not calls:
             convo.turns.append([{"role": "assistant", "content": content or ""}])
+            command = plain_text_action(content or "")
+            if command:
+                note = "the model answered in plain text: taken as the action"
+                return Decision(action=command, usage=usage, message=content, note=note, retries=retries)
             return Decision(
                 action=NO_ACTION,
                 usage=usage,
                 message=content,
-                note="the model answered without a tool call",
+                note="the model answered with neither a tool call nor text",
                 retries=retries,
             )
         call_id, name, arguments = calls[0]

@@ -8,6 +8,7 @@ tools the env publishes are enough.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 FAMILY_HINTS: dict[str, str] = {
@@ -29,9 +30,14 @@ FAMILY_HINTS: dict[str, str] = {
 
 GENERIC = (
     "You are an agent solving a task in an interactive environment. Act by calling exactly one "
-    "tool per turn. When the task is complete, call `done`; if it cannot be done, call `fail` "
-    "with the reason; if the task asks for an answer, call `submit` with it."
+    "tool per turn. A reply without a tool call is itself taken as the action, as plain text "
+    "(a shell command, a game command): then write only the action, nothing else. When the task "
+    "is complete, call `done`; if it cannot be done, call `fail` with the reason; if the task "
+    "asks for an answer, call `submit` with it."
 )
+
+#: A reply that is one fenced block: the action is what is inside.
+_FENCED = re.compile(r"\A```[\w+-]*[ \t]*\n(.*?)\n?```\Z", re.DOTALL)
 
 
 def system_prompt(family: str, prompt_description: str) -> str:
@@ -41,6 +47,14 @@ def system_prompt(family: str, prompt_description: str) -> str:
     if prompt_description.strip():
         parts.append(prompt_description.strip())
     return "\n\n".join(parts)
+
+
+def plain_text_action(content: str) -> str:
+    """A chat reply with no tool call, as the plain-text action the system prompt allows: the reply
+    itself, or the inside of the one fenced code block it consists of; ``""`` if there is none."""
+    stripped = content.strip()
+    fenced = _FENCED.match(stripped)
+    return fenced.group(1).strip() if fenced else stripped
 
 
 def observation_text(fields: dict[str, Any], *, include_instruction: bool = False) -> str:
