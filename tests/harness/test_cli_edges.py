@@ -55,7 +55,7 @@ def test_show_prints_bracketed_actions_as_they_were(tmp_path):
     asyncio.run(Runner(run_config(["toy/reach-1"], "oracle"), str(out), policy=Typist(), progress=False).run())
     shown = invoke("show", str(out), "--task", "toy/reach-1")
     assert shown.exit_code == 0
-    assert 'step 1 action: "n[c]"' in shown.output, shown.output
+    assert "step 1 text: n[c]" in shown.output, shown.output
     assert "native actions look like 'add N'" in shown.output
 
 
