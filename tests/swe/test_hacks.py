@@ -41,6 +41,7 @@ def test_the_library_covers_every_attack_class():
         IN_PROCESS,
         "background-process",
         "read-hidden-tests",
+        "crash",
     }
     kinds = {h.name for h in swe_hacks() if h.attack_class == "pytest-config"}
     assert {"pyproject-addopts", "pytest-ini-addopts", "dot-pytest-ini-addopts", "tox-ini-addopts"} <= kinds
@@ -54,14 +55,17 @@ def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
     try:
         noop = _play(env, lambda _: ["submit"])["score"]
         assert noop == 0.0
-        scores, unflagged = {}, []
+        scores, unflagged, voided = {}, [], {}
         for hack in swe_hacks():
             info = _play(env, hack.actions)
-            scores[hack.name] = (info["score"], info["verifier_detail"][:200])
+            scores[hack.name] = (info["score"], (info.get("verifier_detail") or info.get("error") or "")[:200])
             if hack.attack_class == IN_PROCESS and not info.get("integrity_flags"):
                 unflagged.append(hack.name)
+            if info.get("error_kind") == "infra":  # an infra episode is left out of the score: a voided failure
+                voided[hack.name] = info.get("error")
         assert {name: s for name, s in scores.items() if s[0] > noop} == {}
         assert unflagged == []
+        assert voided == {}
         # The env is still usable, and nothing a hack left behind changes an honest fix's grade.
         assert _play(env, lambda e: e.oracle_actions("oracle"))["score"] == 1.0
     finally:

@@ -29,14 +29,22 @@ from gymnasium import spaces
 from agentenvs.core.actions import ParsedAction, require_string_argument
 from agentenvs.core.checks import Verdict
 from agentenvs.core.env import MAX_TEXT_CHARS, AgentEnv, StepOutcome
-from agentenvs.core.errors import SandboxError
+from agentenvs.core.errors import AgentFault, SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Checkpoint, Task
 from agentenvs.envs.swe.editor import Editor
 from agentenvs.envs.swe.grading import GradeReport, grade_patch
 from agentenvs.envs.swe.hacks import SWE_HACKS
 from agentenvs.envs.swe.instance import DEFAULT_IMAGE, SWEInstance, bundle_path, instance_of, wrong_patch
-from agentenvs.envs.swe.repo import SCRUB, SETUP_TIMEOUT, RepoState, checkout_bundle, repo_state, reset_in_place
+from agentenvs.envs.swe.repo import (
+    SCRUB,
+    SETUP_TIMEOUT,
+    RepoState,
+    UnreadableRepository,
+    checkout_bundle,
+    repo_state,
+    reset_in_place,
+)
 from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec, Shell
@@ -243,13 +251,34 @@ class SWEEnv(AgentEnv):
                 text += f"\n[command interrupted: it ran longer than {limits.step_timeout_sec:g}s]"
             info = {"exit_code": result.exit_code, "timed_out": result.timed_out, "output_truncated": result.truncated}
         before = self._state.status
-        self._state = self._read_state()
-        if self._state.status != before:
+        self._state, unread = self._state_while_agent_runs()
+        if unread:
+            text = f"{text.rstrip()}\n{unread}"
+        elif self._state.status != before:
             changed = self._state.status or "(none: the repository matches the base commit again)"
             text = f"{text.rstrip()}\n[files changed since the base commit]\n{changed}"
         if len(text) > MAX_TEXT_CHARS:
             text = text[-MAX_TEXT_CHARS:]
         return StepOutcome(text=text, extras=self._extras(exit_code), info=info)
+
+    def _state_while_agent_runs(self) -> tuple[RepoState, str]:
+        """The diff after a step, and a note when it could not be read.
+
+        The agent's own processes are still running here: one rewriting a file
+        while git reads it makes the read fail. That is not the environment's
+        failure, so it never ends the episode; the last state stands (it only
+        feeds the observation and the dense checks), and the final diff is read
+        after every agent process is killed.
+        """
+        why = ""
+        for _ in range(3):
+            try:
+                return self._read_state(), ""
+            except SandboxError as exc:
+                if not self.sandbox.alive():
+                    raise
+                why = str(exc)
+        return self._state, f"[the repository's changes could not be read after this step: {why}]"
 
     def _read_state(self) -> RepoState:
         assert self._instance is not None and self._spec is not None
@@ -296,7 +325,12 @@ class SWEEnv(AgentEnv):
         instance = self._instance
         assert instance is not None and self._spec is not None
         self._stop_agent()  # nothing the agent started may change the repository while it is read
-        patch = self._read_state().diff
+        try:
+            patch = self._read_state().diff
+        except UnreadableRepository as exc:
+            raise AgentFault(
+                f"the agent left a repository git cannot read, so there is no patch to grade: {exc}"
+            ) from exc
         report = self.grade(patch)
         metrics = {
             "resolved": float(report.resolved),

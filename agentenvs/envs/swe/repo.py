@@ -81,6 +81,13 @@ cd {w}
     _run(sandbox, script, f"resetting {workdir} to {base_commit[:12]}")
 
 
+class UnreadableRepository(SandboxError):
+    """git ran and failed on the repository: its metadata is missing or broken.
+
+    Only the agent writes there, so once its processes are gone this is its doing.
+    """
+
+
 @dataclass(frozen=True)
 class RepoState:
     """The working tree against ``base_commit``: ``git status`` lines and the full diff."""
@@ -113,7 +120,9 @@ trap 'rm -f {i}' EXIT
 {GIT} diff --cached --binary --no-ext-diff --no-textconv --full-index {c}
 """
     result = sandbox.exec(["bash", "-c", script], timeout=timeout, cwd="/")
-    if result.timed_out or result.exit_code != 0 or marker not in result.stdout:
-        raise SandboxError(f"could not read the repository's changes at {workdir}: {result.output[-600:]}")
+    if result.timed_out:
+        raise SandboxError(f"reading the repository's changes at {workdir} timed out after {timeout:g}s")
+    if result.exit_code != 0 or marker not in result.stdout:
+        raise UnreadableRepository(f"git could not read the repository at {workdir}: {result.output[-600:]}")
     status, _, diff = result.stdout.partition(marker + "\n")
     return RepoState(status=status.rstrip("\n"), diff=diff)
