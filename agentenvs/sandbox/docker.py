@@ -9,12 +9,8 @@ owner's pid, so :func:`sweep_docker` can remove what a killed process left.
 
 from __future__ import annotations
 
-import io
-import os
 import posixpath
-import tarfile
 import threading
-import time
 import uuid
 import weakref
 from dataclasses import dataclass, field, replace
@@ -34,6 +30,7 @@ from agentenvs.sandbox.docker_engine import (
     owner_labels,
 )
 from agentenvs.sandbox.docker_exec import ContainerProcesses, DockerExecTransport, as_sandbox_error, run_exec_bounded
+from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
 from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
@@ -247,45 +244,11 @@ class DockerSandbox:
 
     def put(self, src: str | Path | bytes, dest: str) -> None:
         """Copy bytes, a host file or a host directory to ``dest`` (parents are created)."""
-        dest = posixpath.normpath(posixpath.join(self.spec.workdir, dest))
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            if isinstance(src, bytes):
-                info = tarfile.TarInfo(dest.lstrip("/"))
-                info.size, info.mode, info.mtime = len(src), 0o644, int(time.time())
-                tar.addfile(info, io.BytesIO(src))
-            else:
-                path = Path(src)
-                if not path.exists():
-                    raise FileNotFoundError(f"put: no such host file or directory: {path}")
-                tar.add(path, arcname=dest.lstrip("/"), filter=_as_root)
-        try:
-            ok = self._api.put_archive(self._live(), "/", buf.getvalue())
-        except Exception as exc:
-            raise as_sandbox_error(exc, f"put to {dest}") from None
-        if not ok:
-            raise SandboxError(f"docker refused to write {dest}")
+        put_into(self._api, self._live(), src, posixpath.normpath(posixpath.join(self.spec.workdir, dest)))
 
     def get(self, path: str) -> bytes:
         """The content of a file in the sandbox; FileNotFoundError if there is none."""
-        import docker.errors
-
-        path = posixpath.normpath(posixpath.join(self.spec.workdir, path))
-        try:
-            stream, _ = self._api.get_archive(self._live(), path)
-            data = b"".join(stream)
-        except docker.errors.NotFound:
-            raise FileNotFoundError(f"no such file in the sandbox: {path}") from None
-        except Exception as exc:
-            raise as_sandbox_error(exc, f"get of {path}") from None
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            member = tar.next()
-            if member is None or not member.isfile():
-                raise IsADirectoryError(
-                    f"not a regular file in the sandbox: {path} (use exec with tar for directories)"
-                )
-            extracted = tar.extractfile(member)
-            return extracted.read() if extracted else b""
+        return read_from(self._api, self._live(), posixpath.normpath(posixpath.join(self.spec.workdir, path)))
 
     def snapshot(self) -> str:
         """Commit the container's filesystem to a labelled image; the id is the reference."""
@@ -395,14 +358,7 @@ class DockerSandbox:
             done = self.exec(argv, timeout=120, cwd="/")
             if done.exit_code != 0:
                 raise SandboxError(f"preparing the verifier's container failed: {done.output[-400:]}")
-        if archive.seek(0, os.SEEK_END):
-            archive.seek(0)
-            try:
-                ok = self._api.put_archive(self._live(), "/", archive)
-            except Exception as exc:
-                raise as_sandbox_error(exc, "copy of the agent's state") from None
-            if not ok:
-                raise SandboxError("docker refused to copy the agent's state into the verifier's container")
+        unpack_at_root(self._api, self._live(), archive)
 
     def state_checker(self) -> StateChecker:
         """The checker that reads this container's files from the host (see :mod:`.state_checker`)."""
@@ -453,12 +409,6 @@ class DockerSandbox:
 
     def __repr__(self) -> str:
         return f"DockerSandbox(image={self.spec.image!r}, container={self._res.container[:12] or 'closed'})"
-
-
-def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
 
 
 def _spare_keeper(api: Any, container: str) -> None:
