@@ -26,9 +26,15 @@ add_family_loader(load_families)
 register_gymnasium_envs()
 
 
-def make(task: str | os.PathLike[str] | Task, **kwargs: Any) -> gymnasium.Env:
+def make(task: str | os.PathLike[str] | Task, /, **kwargs: Any) -> gymnasium.Env:
     """Make the env for ``"<family>/<task-id>"``, a task directory (a ``Path``, or a string naming
     one that exists), or a loaded ``Task``, through ``gymnasium.make``."""
+    chosen_again = sorted({"task", "task_id"} & kwargs.keys())
+    if chosen_again:
+        raise TypeError(
+            f"agentenvs.make takes the task as its first argument only; drop {', '.join(f'{k}=' for k in chosen_again)}"
+            f" (or call gymnasium.make('agentenvs/<family>-v0', {chosen_again[0]}=...))"
+        )
     if isinstance(task, os.PathLike) or (isinstance(task, str) and (Path(task) / "task.toml").is_file()):
         task = load_task(task)
     if isinstance(task, Task):

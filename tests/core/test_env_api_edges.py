@@ -71,3 +71,9 @@ def test_a_text_game_env_pickles_mid_episode_and_plays_on():
     assert original["step"] == 2
     env.close()
     copy.close()
+
+
+@pytest.mark.parametrize("again", ["task", "task_id"])
+def test_make_refuses_a_second_task_argument_by_name(again):
+    with pytest.raises(TypeError, match=rf"drop {again}="):
+        agentenvs.make("textgame/coin-easy-0", **{again: "textgame/coin-easy-1"})
