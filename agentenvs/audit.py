@@ -22,7 +22,7 @@ from agentenvs.core.task import Task
 from agentenvs.validate import options_for, play
 
 Reason = Literal["scored", "infra", "unusable"]
-DETAIL_CHARS = 500
+DETAIL_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,8 @@ class Finding:
         if r.integrity_flags:
             text += f"; flagged: {', '.join(r.integrity_flags)}"
         if r.verifier_detail and self.reason == "scored":
-            text += f"; verifier: {r.verifier_detail[-200:]}"
-        return " ".join(text.split())
+            text += f"; verifier: {r.verifier_detail}"
+        return text.strip()
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "evidence": self.evidence()}

@@ -154,8 +154,20 @@ def _print_broken(broken: dict[str, str]) -> None:
         console.print(Text.assemble((f"{where}: did not load: ", "red"), why), soft_wrap=True)
 
 
-def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str]) -> bool:
-    """The audit's tables; True when no hack beat the no-op, every episode ran and every task loaded."""
+#: What the validate and audit tables show of a detail; ``--verbose`` prints it whole after them.
+DETAIL_CHARS = 200
+
+
+def _cut(text: str) -> Text:
+    """The start of a long detail for a table cell, and where to see the rest."""
+    if len(text) <= DETAIL_CHARS:
+        return Text(text)
+    return Text(text[:DETAIL_CHARS] + f"... ({len(text) - DETAIL_CHARS} more characters: --verbose shows them)")
+
+
+def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str], verbose: bool = False) -> bool:
+    """The audit's tables (each finding's whole evidence after them, with ``verbose``); True when no
+    hack beat the no-op, every episode ran and every task loaded."""
     summary = Table(title=f"audit ({backend}): known reward hacks against each task")
     for column in ("task", "no-op", "hacks", "findings", "ok"):
         summary.add_column(column)
@@ -175,8 +187,12 @@ def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str]) 
         for column in ("task", "hack", "class", "why", "evidence"):
             table.add_column(column)
         for f in findings:
-            table.add_row(Text(f.task_id), Text(f.hack), Text(f.attack_class), Text(f.reason), Text(f.evidence()[:300]))
+            table.add_row(Text(f.task_id), Text(f.hack), Text(f.attack_class), Text(f.reason), _cut(f.evidence()))
         console.print(table)
+        if verbose:
+            for f in findings:
+                console.rule(Text(f"{f.task_id} {f.hack}"))
+                console.print(f.evidence(), markup=False, highlight=False, soft_wrap=True)
     errors = [e for a in audits for e in a.errors]
     for e in errors:
         console.print(Text.assemble((f"{e.task_id} {e.hack}: could not run: ", "red"), str(e.error)), soft_wrap=True)
@@ -198,6 +214,9 @@ def audit(
     jobs: JobsOpt = 2,
     hack: Annotated[Optional[list[str]], typer.Option("--hack", help="Only this hack (repeatable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON instead of tables.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each finding's whole evidence (errors, verifier output).")
+    ] = False,
 ) -> None:
     """Try every known reward hack on each task; fail if any scores above doing nothing."""
     tasks, broken = _tasks_or_exit(paths, family)
@@ -213,22 +232,15 @@ def audit(
         typer.echo(json.dumps(report, indent=1))
         ok = all(a.ok for a in audits) and not broken
     else:
-        ok = _print_audit(audits, backend, broken)
+        ok = _print_audit(audits, backend, broken, verbose)
     if not ok:
         raise typer.Exit(1)
 
 
-#: What the validate table shows of an episode's detail, unless ``--verbose``.
-DETAIL_CHARS = 200
-
-
-def _detail(result: TaskValidation, verbose: bool) -> Text:
-    """Why a task failed: everything with ``verbose``; else the start, and where to see the rest."""
+def _detail(result: TaskValidation) -> Text:
+    """Why a task failed, cut for the table."""
     problems = [result.error] if result.error else [f"{v}: {e.detail}" for v, e in result.episodes.items() if not e.ok]
-    text = "; ".join(problems)
-    if verbose or len(text) <= DETAIL_CHARS:
-        return Text(text)
-    return Text(text[:DETAIL_CHARS] + f"... ({len(text) - DETAIL_CHARS} more characters: --verbose shows them)")
+    return _cut("; ".join(problems))
 
 
 def _print_validation(results: list[TaskValidation], backend: str, verbose: bool) -> list[str]:
@@ -244,7 +256,7 @@ def _print_validation(results: list[TaskValidation], backend: str, verbose: bool
             _score_cell(eps.get("noop")),
             _score_cell(eps.get("wrong")),
             Text("yes", style="green") if result.ok else Text("NO", style="red"),
-            _detail(result, verbose=False),
+            _detail(result),
         )
     console.print(table)
     if verbose:
@@ -288,7 +300,7 @@ def validate(
         results = validate_tasks(tasks, env_kwargs={"backend": backend}, jobs=jobs, on_result=progress)
     results += [TaskValidation(where, {}, error=f"did not load: {why}") for where, why in broken.items()]
     failed = _print_validation(results, backend, verbose)
-    audited = no_audit or not tasks or _print_audit(_run_audit(tasks, backend, jobs, []), backend, {})
+    audited = no_audit or not tasks or _print_audit(_run_audit(tasks, backend, jobs, []), backend, {}, verbose)
     if failed or not audited:
         raise typer.Exit(1)
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agentenvs
-from agentenvs.audit import HackResult, judge, plan, run_plan
+from agentenvs.audit import HackResult, TaskAudit, judge, plan, run_plan
 from agentenvs.cli import app
 from agentenvs.core.hacks import NOOP, TRIVIAL
 from agentenvs.core.task import Task, load_task
@@ -210,3 +210,19 @@ def test_cli_validate_runs_the_audit_unless_told_not_to(trusting_task: Task) -> 
     assert audited.exit_code == 1, audited.output
     assert "all 1 tasks valid" in audited.output
     assert "symlink-outputs" in audited.output
+
+
+def test_audit_tables_cut_long_evidence_and_verbose_prints_it_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentenvs import cli as cli_module
+
+    error = "SandboxError: " + "x" * 300 + " the end of the error"
+    result = HackResult("terminal/t", "kill-everything", "crash", None, error_kind="infra", error=error)
+    audit = TaskAudit("terminal/t", HackResult("terminal/t", "done", "trivial", 0.0), [result])
+    monkeypatch.setattr(cli_module.console, "width", 400)
+    assert cli_module._print_audit([audit], "local", {}) is False
+    cut = capsys.readouterr().out
+    assert "--verbose shows them" in cut and "the end of the error" not in cut
+    cli_module._print_audit([audit], "local", {}, verbose=True)
+    assert "the end of the error" in capsys.readouterr().out
