@@ -63,7 +63,8 @@ def home_path(path: str) -> str:
 
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
-    from evaluators.osworld import METRICS, TABLE_RULES
+    from evaluators.osworld import METRICS
+    from evaluators.osworld_table import TABLE_RULES
 
     evaluator = data.get("evaluator", {})
     found: list[str] = []
