@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
-from evaluators.office import OfficeError, read_docx
+from evaluators.office import OfficeError, read_docx, read_xlsx
+from evaluators.xlsx import position
 
 Metric = Callable[..., float]
 METRICS: dict[str, Metric] = {}
@@ -207,7 +208,25 @@ def _resolve(ref: Any) -> Any:
         return [_resolve(item) for item in ref["list"]]
     if "value" in ref:
         return ref["value"]
-    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64 or value, got {sorted(ref)}")
+    if "last_row" in ref:
+        data = _resolve({"file": ref["last_row"]})
+        try:
+            return last_row(data) if data is not None else None
+        except (OfficeError, KeyError, ValueError, IndexError):
+            return None
+    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64, last_row or value, got {sorted(ref)}")
+
+
+def last_row(data: bytes) -> list[str] | None:
+    """``content_from_vm_file``'s ``last_row``: the first sheet read as pandas does (row 1 the header), its last row as strings."""
+    sheets = read_xlsx(data)
+    if not sheets or not sheets[0][1]:
+        return None
+    cells = {position(ref): value for ref, value in sheets[0][1].items()}
+    width, bottom = max(c for _, c in cells), max(r for r, _ in cells)
+    if bottom < 2:
+        return None
+    return [str(cells[(bottom, c)]) if (bottom, c) in cells else "nan" for c in range(1, width + 1)]
 
 
 @check("docx_contains")

@@ -129,7 +129,7 @@ class Workbook:
         out: dict[str, list[object]] = {}
         if not styled:
             return out
-        coords = [_split(ref) for ref in styled]
+        coords = [position(ref) for ref in styled]
         rows, cols = [r for r, _ in coords], [c for _, c in coords]
         for col in range(min(cols), max(cols) + 1):
             for row in range(min(rows), max(rows) + 1):
@@ -226,7 +226,8 @@ def _color(node: ET.Element | None) -> str | None:
     return None
 
 
-def _split(ref: str) -> tuple[int, int]:
+def position(ref: str) -> tuple[int, int]:
+    """A cell reference (``B3``, ``$B$3``) as (row, column), both from 1."""
     m = re.fullmatch(r"\$?([A-Z]+)\$?(\d+)", ref.upper())
     if not m:
         raise OfficeError(f"not a cell reference: {ref!r}")
@@ -249,7 +250,7 @@ def ranges(text: str) -> list[tuple[int, int, int, int]]:
     boxes = []
     for part in str(text).replace(",", " ").split():
         a, _, b = part.partition(":")
-        (r1, c1), (r2, c2) = _split(a), _split(b or a)
+        (r1, c1), (r2, c2) = position(a), position(b or a)
         boxes.append((min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
     return boxes
 
@@ -323,7 +324,7 @@ def _pivot(table: ET.Element, cache: ET.Element, props: list[str]) -> tuple[str,
     if source is None or ws is None:
         raise OfficeError("a pivot cache without a worksheet source")
     a, _, b = ws.get("ref", "A1:A1").partition(":")
-    (r1, c1), (r2, c2) = _split(a), _split(b or a)
+    (r1, c1), (r2, c2) = position(a), position(b or a)
     key = f"{source.get('type', 'worksheet')};{(r1, c1 + left)}:{(r2, c2 - right)};{ws.get('sheet')}"
     info: dict[str, object] = {}
     if "name" in props:

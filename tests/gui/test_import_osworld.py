@@ -67,8 +67,34 @@ COMMAND = task(
         ],  # fmt: skip
     },
 )
+LIVE = task(
+    "t8-live",
+    instruction="Type `hello probe` at the end of notes.txt, open in the editor (no need to save).",
+    config=[
+        download("https://a.example.invalid/in/notes.txt", "notes.txt"),
+        {"type": "open", "parameters": {"path": "notes.txt"}},
+    ],  # fmt: skip
+    evaluator={
+        "func": ["check_accessibility_tree", "check_direct_json_object"],
+        "result": [{"type": "accessibility_tree"}, {"type": "vm_window_size", "app_class_name": "mousepad"}],
+        "expected": [
+            {
+                "type": "rule",
+                "rules": [
+                    {
+                        "selectors": ["application[name=mousepad] text[st|editable=true]"],
+                        "text": "first\nhello probe",
+                        "exact": True,
+                    }
+                ],
+            },
+            {"type": "rule", "rules": {"expected": {}}},
+        ],  # fmt: skip
+    },
+)
 TREE = {
     "os/t1-edit.json": EDIT,
+    "os/t8-live.json": LIVE,
     "os/t7-command.json": COMMAND,
     "os/t2-name.json": task(
         "t2-name",
@@ -139,7 +165,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "7 tasks: 3 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "8 tasks: 4 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
@@ -148,6 +174,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
         "osworld-os-t1-edit",
         "osworld-os-t2-name",
         "osworld-os-t7-command",
+        "osworld-os-t8-live",
     ]
     written = out / "osworld-os-t1-edit"
     assert json.loads((written / "task.json").read_text()) == EDIT  # verbatim
@@ -187,6 +214,25 @@ def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, v
         typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
         info: dict = {}
         for action in [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]:
+            *_, info = env.step(action)
+        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+    finally:
+        env.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, gui_image, variant):
+    """``accessibility_tree`` and ``vm_window_size`` are read by the probe, not through the agent's daemon."""
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t8-live"), screen_size=(800, 600))
+    try:
+        env.reset(seed=0)
+        actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello probe"}, "DONE"]
+        info: dict = {}
+        for action in actions if variant == "scripted" else ["DONE"]:
             *_, info = env.step(action)
         assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
     finally:

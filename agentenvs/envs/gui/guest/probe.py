@@ -1,0 +1,52 @@
+"""The verifier's one look at the live desktop: the accessibility tree and window sizes, as JSON on stdout.
+
+Started by the host (``docker exec``, ``python3 -I``, from the read-only
+mount) after the agent's last action and after every process of the
+``actor`` user is killed; never through the daemon, which the agent can
+reach. ``python3 -I probe.py '{"a11y": true, "windows": true}'`` with the
+session's ``DISPLAY`` and bus address, recorded by the host when the
+desktop came up, before the agent acted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def windows() -> list[dict[str, object]]:
+    """Every managed window: its WM_CLASS (instance and class) and size."""
+    done = subprocess.run(["wmctrl", "-lxG"], capture_output=True, text=True, timeout=10)
+    found = []
+    for line in done.stdout.splitlines():
+        parts = line.split(None, 8)
+        if len(parts) >= 7:
+            found.append({"class": parts[6], "width": int(parts[4]), "height": int(parts[5])})
+    return found
+
+
+def a11y(seconds: float) -> str | None:
+    argv = [sys.executable, "-I", os.path.join(HERE, "a11y.py"), str(seconds)]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=seconds + 2)
+    except subprocess.TimeoutExpired:
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+def main() -> None:
+    want = json.loads(sys.argv[1])
+    out: dict[str, object] = {}
+    if want.get("windows"):
+        out["windows"] = windows()
+    if want.get("a11y"):
+        out["a11y"] = a11y(float(want.get("timeout", 10.0)))
+    sys.stdout.write(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
