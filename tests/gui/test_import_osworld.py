@@ -237,3 +237,34 @@ def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, g
         assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
     finally:
         env.close()
+
+
+def test_new_getters_import_and_what_we_lack_is_named():
+    from agentenvs.envs.gui.osworld_task import problems
+
+    none = AssetIndex(None)
+    ok = {"func": "literal_match", "result": {"type": "content_from_vm_file", "path": "a.xlsx", "file_type": "xlsx", "file_content": "last_row"}, "expected": {"type": "rule", "rules": []}}  # fmt: skip
+    assert problems(task("a", evaluator=ok), none) == []
+    csv = {**ok, "result": {**ok["result"], "file_type": "csv"}}
+    assert problems(task("b", evaluator=csv), none) == ["getter 'content_from_vm_file' other than an xlsx's last_row"]
+    pptx = {"func": "compare_pptx_files", "result": {"type": "vm_file", "path": "a.pptx"}, "expected": {"type": "vm_file", "path": "b.pptx"}}  # fmt: skip
+    assert problems(task("c", evaluator={**pptx, "options": {"examine_shape": False}}), none) == []
+    one_task = {**pptx, "options": {"examine_title_bottom_position": True}}
+    assert problems(task("d", evaluator=one_task), none) == [
+        "compare_pptx_files option 'examine_title_bottom_position'"
+    ]
+
+
+def test_live_getters_become_the_probes_values():
+    from agentenvs.envs.gui.osworld_task import OSWorldTask, fill_live, needs_live
+
+    loaded = OSWorldTask.__new__(OSWorldTask)  # the evaluator only: no assets to resolve
+    loaded.data = LIVE
+    refs = loaded.check_args()
+    assert needs_live(refs) == {"a11y": True, "windows": True}
+    fill_live(refs, {"a11y": "<desktop-frame/>", "windows": [{"class": "xterm.XTerm", "width": 1, "height": 2}, {"class": "mousepad.Mousepad", "width": 640, "height": 480}]})  # fmt: skip
+    assert [m["result"] for m in refs["metrics"]] == [{"value": "<desktop-frame/>"}, {"value": {"width": 640, "height": 480}}]  # fmt: skip
+    assert needs_live(refs) == {}
+    refs = loaded.check_args()
+    fill_live(refs, {})  # the probe saw nothing: None, which scores 0
+    assert [m["result"] for m in refs["metrics"]] == [{"value": None}, {"value": None}]
