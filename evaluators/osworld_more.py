@@ -1,4 +1,4 @@
-"""OSWorld's metrics over an accessibility tree (``check_accessibility_tree``) and a database (``run_sqlite3``).
+"""OSWorld's metrics over an accessibility tree, a database (``run_sqlite3``) and PDFs (``compare_pdfs``, ``check_pdf_pages``).
 
 ``check_accessibility_tree`` selects nodes of the tree's XML by CSS
 selectors (a subset: type and ``*``, attribute tests ``[a]``, ``[a=v]``,
@@ -10,6 +10,7 @@ subset; a selector outside these is an argument error, never a silent 0.
 from __future__ import annotations
 
 import difflib
+import operator
 import os
 import re
 import tempfile
@@ -190,3 +191,38 @@ def run_sqlite3(result: Any, rules: dict[str, Any]) -> float:
         return float(got[0][0] or 0)
     except (TypeError, ValueError):
         return 0.0
+
+
+def _pdf_text(data: Any) -> str | None:
+    from evaluators.pdf import PdfError, pdf_text
+
+    try:
+        return pdf_text(data) if isinstance(data, bytes) else None
+    except (PdfError, ValueError, IndexError):
+        return None
+
+
+@metric
+def compare_pdfs(result: Any, expected: Any) -> float:
+    """The mean text similarity of the PDFs, pair by pair (one pair or two lists); an unreadable pair scores 0."""
+    pairs = list(zip(result, expected)) if isinstance(expected, list) else [(result, expected)]
+    total = 0.0
+    for a, b in pairs:
+        one, two = _pdf_text(a), _pdf_text(b)
+        if one is not None and two is not None:
+            total += difflib.SequenceMatcher(None, one, two, autojunk=False).ratio()
+    return total / len(pairs) if pairs else 0.0
+
+
+@metric
+def check_pdf_pages(result: Any, rules: dict[str, Any]) -> float:
+    """The page count against ``ref_value`` by ``relation`` (an ``operator`` name: eq, lt, ge...)."""
+    from evaluators.pdf import PdfError, pdf_pages
+
+    if rules.get("relation") not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        raise ArgumentError(f"check_pdf_pages relation must be eq, ne, lt, le, gt or ge, not {rules.get('relation')!r}")
+    try:
+        pages = pdf_pages(result) if isinstance(result, bytes) else None
+    except (PdfError, ValueError, IndexError):
+        return 0.0
+    return float(pages is not None and getattr(operator, rules["relation"])(pages, rules["ref_value"]))

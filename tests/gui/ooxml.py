@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 
 S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -93,3 +94,37 @@ def pptx(slides: list[list[str]]) -> bytes:
             f'<p:sld xmlns:p="{P}" xmlns:a="{A}" xmlns:r="{R}"><p:cSld><p:spTree>{tree}</p:spTree></p:cSld></p:sld>'
         )
     return zipped(parts)
+
+
+def pdf(pages: list[list[str]]) -> bytes:
+    """A PDF whose pages show lines in a font with 2-byte codes mapped back by its ToUnicode CMap (code = ord)."""
+    chars = sorted({c for page in pages for line in page for c in line})
+    cmap = "".join(f"<{ord(c):04X}> <{ord(c):04X}>\n" for c in chars)
+    cmap_stream = f"begincmap\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n{len(chars)} beginbfchar\n{cmap}endbfchar\nendcmap"  # fmt: skip
+    objects = {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        3: "<< /Type /Font /Subtype /Type0 /BaseFont /F /ToUnicode 4 0 R >>",
+    }
+    streams = {4: cmap_stream.encode()}
+    kids = []
+    for i, page in enumerate(pages):
+        num = 10 + 2 * i
+        kids.append(f"{num} 0 R")
+        objects[num] = f"<< /Type /Page /Parent 2 0 R /Contents {num + 1} 0 R >>"
+        shown = "".join(f"<{''.join(f'{ord(c):04X}' for c in line)}> Tj 0 -14 Td " for line in page)
+        streams[num + 1] = zlib.compress(f"BT /F1 12 Tf 72 720 Td {shown}ET".encode())
+    objects[2] = (
+        f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} /Resources << /Font << /F1 3 0 R >> >> >>"
+    )
+    out = [b"%PDF-1.4\n"]
+    for num in sorted({*objects, *streams}):
+        if num in streams:
+            data = streams[num]
+            flate = " /Filter /FlateDecode" if num != 4 else ""
+            out.append(
+                f"{num} 0 obj\n<< /Length {len(data)}{flate} >>\nstream\n".encode() + data + b"\nendstream\nendobj\n"
+            )
+        else:
+            out.append(f"{num} 0 obj\n{objects[num]}\nendobj\n".encode())
+    out.append(b"trailer\n<< /Root 1 0 R >>\n%%EOF\n")
+    return b"".join(out)

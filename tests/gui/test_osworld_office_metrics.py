@@ -9,7 +9,7 @@ import pytest
 
 from evaluators import ArgumentError, run_check
 from evaluators.osworld_table import match_rule
-from tests.gui.ooxml import A, C, S, docx, para, pptx, rels, run, shape, table, xlsx
+from tests.gui.ooxml import A, C, S, docx, para, pdf, pptx, rels, run, shape, table, xlsx
 
 
 def b64(data: bytes) -> dict:
@@ -250,3 +250,19 @@ def test_run_sqlite3_and_content_from_vm_file(tmp_path):
     assert score("literal_match", last, {"value": ["Ada", "42"]}, type="list") == 1.0
     assert score("literal_match", last, {"value": ["Ada", "41"]}, type="list") == 0.0
     assert score("literal_match", {"last_row": str(tmp_path / "none.xlsx")}, {"value": []}, type="list") == 0.0
+
+
+def test_compare_pdfs_and_check_pdf_pages():
+    from evaluators.pdf import pdf_text
+
+    two = pdf([["Hello PDF world", "café (2)"], ["Page two"]])
+    assert pdf_text(two) == "Hello PDF world\ncafé (2)\nPage two"
+    assert score("compare_pdfs", two, two) == 1.0
+    close = score("compare_pdfs", two, pdf([["Hello PDF world", "cafe (2)"], ["Page two"]]))
+    assert 0.9 < close < 1.0
+    assert score("compare_pdfs", two, pdf([["Something else entirely"]])) < 0.5
+    assert score("compare_pdfs", b"not a pdf", two) == 0.0
+    pair = {"list": [b64(two), b64(b"not a pdf")]}
+    assert score("compare_pdfs", pair, {"list": [b64(two), b64(two)]}) == 0.5  # the mean over pairs
+    assert score("check_pdf_pages", two, {"value": {"relation": "eq", "ref_value": 2}}) == 1.0
+    assert score("check_pdf_pages", two, {"value": {"relation": "gt", "ref_value": 2}}) == 0.0
