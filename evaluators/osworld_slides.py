@@ -4,8 +4,10 @@ The defaults are OSWorld's: slide count, background colour, notes, shape
 count and geometry (within ``approximately_tolerance``), text, paragraph
 alignment and level, run count, and each run's font name, size, bold,
 italic, colour, underline and strike-through, bullets, and table cells.
-The options OSWorld added for single tasks (positions of one title, one
-table, one picture) are refused at import (``TASK_SPECIFIC``).
+The options OSWorld added for single tasks (``examine_title_bottom_position``
+and the like: where one title, table or picture must have moved, which
+heights may change; off by default) keep their upstream rules, hard-coded
+slide numbers and EMU thresholds included.
 """
 
 from __future__ import annotations
@@ -21,16 +23,6 @@ from evaluators.xlsx import _rels
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _SHAPES = {f"{_P}sp", f"{_P}pic", f"{_P}graphicFrame", f"{_P}grpSp", f"{_P}cxnSp", f"{_P}contentPart"}
-#: Options OSWorld reads for one task each; a task that sets one is not imported.
-TASK_SPECIFIC = (
-    "examine_title_bottom_position",
-    "examine_table_bottom_position",
-    "examine_right_position",
-    "examine_top_position",
-    "examine_shape_for_shift_size",
-    "examine_image_size",
-    "examine_modify_height",
-)
 
 
 class _Deck:
@@ -83,6 +75,14 @@ def _geometry(shape: ET.Element) -> tuple[int, int, int, int] | None:
     if off is None or ext is None:
         return None
     return int(off.get("x", 0)), int(off.get("y", 0)), int(ext.get("cx", 0)), int(ext.get("cy", 0))
+
+
+def _is_table(shape: ET.Element) -> bool:
+    return shape.tag == f"{_P}graphicFrame" and shape.find(f".//{_A}tbl") is not None
+
+
+def _is_freeform(shape: ET.Element) -> bool:
+    return shape.tag == f"{_P}sp" and shape.find(f"{_P}spPr/{_A}custGeom") is not None
 
 
 def _paragraphs(shape: ET.Element) -> list[ET.Element]:
@@ -190,6 +190,7 @@ class _Compare:
                 "examine_note",
             )
         }
+        self.options = options
         self.tolerance = float(options.get("approximately_tolerance", 0.005))
 
     def close(self, a: tuple | None, b: tuple | None) -> bool:
@@ -258,7 +259,47 @@ class _Compare:
                         return False
         return True
 
-    def slide(self, d1: _Deck, d2: _Deck, n1: str, n2: str) -> bool:
+    def specific(self, index: int, s1: ET.Element, s2: ET.Element) -> bool:
+        """The single-task options, as upstream runs them before the general geometry check."""
+        o, g1, g2 = self.options, _geometry(s1) or (0, 0, 0, 0), _geometry(s2) or (0, 0, 0, 0)
+        moved = not self.close(g1, g2)
+        texty = s1.tag == f"{_P}sp" and s2.tag == f"{_P}sp"
+        pictures = s1.tag == f"{_P}pic" and s2.tag == f"{_P}pic"
+        if o.get("examine_title_bottom_position"):
+            if texty and _frame_text(s1) == _frame_text(s2):
+                if _frame_text(s1) == "Product Comparison" and (g1[1] <= g2[1] or g1[1] < 3600000):
+                    return False
+            elif moved:
+                return False
+        if o.get("examine_table_bottom_position"):
+            if index == 3 and _is_table(s1) and _is_table(s2):
+                if g1[1] <= g2[1] or g1[1] < 3600000:
+                    return False
+            elif moved:
+                return False
+        if o.get("examine_right_position") and index == 2 and s1.tag != f"{_P}sp" and s2.tag != f"{_P}sp":
+            if g1[0] <= g2[0] or g1[0] < 4320000:
+                return False
+        if o.get("examine_top_position") and index == 2 and pictures and (g1[1] >= g2[1] or g1[1] > 1980000):
+            return False
+        if o.get("examine_shape_for_shift_size") and moved:
+            if not (texty and _frame_text(s1) == _frame_text(s2) == "Elaborate on what you want to discuss."):
+                return False
+        if o.get("examine_image_size"):
+            if pictures:
+                if not self.close(g1[2:], g2[2:]):
+                    return False
+            elif moved:
+                return False
+        if o.get("examine_modify_height"):
+            if (s1.tag != f"{_P}sp" and s2.tag != f"{_P}sp") or (_is_freeform(s1) and _is_freeform(s2)):
+                if not self.close(g1[3:], g2[3:]):
+                    return False
+            elif moved:
+                return False
+        return True
+
+    def slide(self, d1: _Deck, d2: _Deck, n1: str, n2: str, index: int) -> bool:
         o = self.o
         if d1.background(n1) != d2.background(n2) and o["examine_background_color"]:
             return False
@@ -270,6 +311,8 @@ class _Compare:
             return False
         bullets = _same_bullets(_bullets(x1), _bullets(x2))
         for s1, s2 in zip(shapes1, shapes2):
+            if not self.specific(index, s1, s2):
+                return False
             texty = s1.tag == f"{_P}sp" and s2.tag == f"{_P}sp"
             both_empty = not (s1.tag == f"{_P}sp" and _frame_text(s1).strip()) and not (
                 s2.tag == f"{_P}sp" and _frame_text(s2).strip()
@@ -299,6 +342,7 @@ def compare_pptx_files(result: Any, expected: Any, **options: Any) -> float:
         if len(d1.slides) != len(d2.slides) and options.get("examine_number_of_slides", True):
             return 0.0
         compare = _Compare(options)
-        return float(all(compare.slide(d1, d2, a, b) for a, b in zip(d1.slides, d2.slides)))
+        pairs = zip(d1.slides, d2.slides)
+        return float(all(compare.slide(d1, d2, a, b, i) for i, (a, b) in enumerate(pairs, 1)))
     except (OfficeError, KeyError, ValueError, ET.ParseError):
         return 0.0

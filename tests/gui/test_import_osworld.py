@@ -105,10 +105,10 @@ TREE = {
             "expected": {"type": "rule", "rules": {"expect": [{"a": "1"}]}},
         },
     ),  # fmt: skip
-    "multi_apps/t3-pdf.json": task(
-        "t3-pdf",
+    "multi_apps/t3-image.json": task(
+        "t3-image",
         related_apps=["gimp"],
-        evaluator={"func": "compare_pdfs", "result": {"type": "vm_file", "path": "a.pdf"}},
+        evaluator={"func": "compare_images", "result": {"type": "vm_file", "path": "a.png"}},
     ),  # fmt: skip
     "os/t4-web.json": task(
         "t4-web",
@@ -169,7 +169,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
-    assert "metric 'compare_pdfs'" in result.output and "app 'gimp'" in result.output
+    assert "metric 'compare_images'" in result.output and "app 'gimp'" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "osworld-os-t1-edit",
         "osworld-os-t2-name",
@@ -247,12 +247,6 @@ def test_new_getters_import_and_what_we_lack_is_named():
     assert problems(task("a", evaluator=ok), none) == []
     csv = {**ok, "result": {**ok["result"], "file_type": "csv"}}
     assert problems(task("b", evaluator=csv), none) == ["getter 'content_from_vm_file' other than an xlsx's last_row"]
-    pptx = {"func": "compare_pptx_files", "result": {"type": "vm_file", "path": "a.pptx"}, "expected": {"type": "vm_file", "path": "b.pptx"}}  # fmt: skip
-    assert problems(task("c", evaluator={**pptx, "options": {"examine_shape": False}}), none) == []
-    one_task = {**pptx, "options": {"examine_title_bottom_position": True}}
-    assert problems(task("d", evaluator=one_task), none) == [
-        "compare_pptx_files option 'examine_title_bottom_position'"
-    ]
 
 
 def test_live_getters_become_the_probes_values():

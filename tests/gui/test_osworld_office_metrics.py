@@ -207,6 +207,17 @@ def test_compare_pptx_files_compares_formatting_by_default():
     assert score("compare_pptx_files", pptx([[shape([run("Title", b="1", sz="2400")])]]), base) == 0.0
 
 
+def test_compare_pptx_files_single_task_options_keep_upstreams_rules():
+    elaborate = "Elaborate on what you want to discuss."
+    base = pptx([[shape([run("Title")]), shape([run(elaborate)])]])
+    grown = pptx([[shape([run("Title")]), shape([run(elaborate)], cy=4000)]])
+    options = {"examine_shape": False, "examine_shape_for_shift_size": True}
+    assert score("compare_pptx_files", grown, base, **options) == 1.0  # that one placeholder may change size
+    moved_title = pptx([[shape([run("Title")], x=9000), shape([run(elaborate)])]])
+    assert score("compare_pptx_files", moved_title, base, **options) == 0.0
+    assert score("compare_pptx_files", moved_title, base, examine_shape=False) == 1.0
+
+
 TREE = (
     '<desktop-frame xmlns:attr="https://accessibility.ubuntu.example.org/ns/attributes" '
     'xmlns:st="https://accessibility.ubuntu.example.org/ns/state">'

@@ -67,7 +67,6 @@ def home_path(path: str) -> str:
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
     from evaluators.osworld import METRICS
-    from evaluators.osworld_slides import TASK_SPECIFIC
     from evaluators.osworld_table import TABLE_RULES
 
     evaluator = data.get("evaluator", {})
@@ -93,8 +92,6 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
         if func not in METRICS:
             found.append(f"metric {func!r}")
         chosen = (options[i] if i < len(options) else {}) if isinstance(options, list) else options
-        if func == "compare_pptx_files":
-            found += [f"compare_pptx_files option {k!r}" for k in TASK_SPECIFIC if (chosen or {}).get(k)]
         for rule in (chosen or {}).get("rules", []) if func == "compare_table" else []:
             if isinstance(rule, dict) and rule.get("type") not in TABLE_RULES:
                 found.append(f"compare_table rule {rule.get('type')!r}")
