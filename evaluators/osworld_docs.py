@@ -27,8 +27,10 @@ def _body(data: bytes) -> ET.Element:
 
 
 def paragraph_text(p: ET.Element) -> str:
+    """The text of the paragraph's runs, tabs and breaks included (not its properties: ``w:tabs`` holds ``w:tab`` too)."""
     out = []
-    for node in p.iter():
+    nodes = (node for child in p if child.tag != f"{_W}pPr" for node in child.iter())
+    for node in nodes:
         if node.tag == f"{_W}t":
             out.append(node.text or "")
         elif node.tag == f"{_W}tab":

@@ -79,8 +79,8 @@ def shape(paragraphs: list[str], *, x: int = 100, y: int = 100, cx: int = 5000, 
     return f"<p:sp><p:spPr>{xfrm}</p:spPr><p:txBody>{body}</p:txBody></p:sp>"
 
 
-def pptx(slides: list[list[str]]) -> bytes:
-    """Each slide a list of shapes (``shape(...)``)."""
+def pptx(slides: list[list[str]], background: str = "") -> bytes:
+    """Each slide a list of shapes (``shape(...)``); ``background`` a solid colour for every slide."""
     ids = "".join(f'<p:sldId id="{256 + i}" r:id="rId{i + 1}"/>' for i in range(len(slides)))
     parts = {
         "ppt/presentation.xml": f'<p:presentation xmlns:p="{P}" xmlns:r="{R}"><p:sldIdLst>{ids}</p:sldIdLst></p:presentation>',
@@ -90,8 +90,9 @@ def pptx(slides: list[list[str]]) -> bytes:
     }
     for i, shapes in enumerate(slides):
         tree = "".join(shapes)
+        bg = f'<p:bg><p:bgPr><a:solidFill><a:srgbClr val="{background}"/></a:solidFill></p:bgPr></p:bg>' if background else ""  # fmt: skip
         parts[f"ppt/slides/slide{i + 1}.xml"] = (
-            f'<p:sld xmlns:p="{P}" xmlns:a="{A}" xmlns:r="{R}"><p:cSld><p:spTree>{tree}</p:spTree></p:cSld></p:sld>'
+            f'<p:sld xmlns:p="{P}" xmlns:a="{A}" xmlns:r="{R}"><p:cSld>{bg}<p:spTree>{tree}</p:spTree></p:cSld></p:sld>'
         )
     return zipped(parts)
 
