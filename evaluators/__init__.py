@@ -20,6 +20,7 @@ from evaluators import (  # noqa: F401 - registers the checkers
     files,
     osworld,
     osworld_docs,
+    osworld_files,
     osworld_impress,
     osworld_more,
     osworld_slides,

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import io
+import tarfile
+import zipfile
+
 from evaluators.osworld_writer import _lab, delta_e2000
-from tests.gui.ooxml import P, R, W, docx, para, pptx, rels, run, shape, zipped
+from tests.gui.ooxml import P, R, W, docx, para, pdf, pptx, rels, run, shape, zipped
 from tests.gui.test_osworld_office_metrics import score
 
 
@@ -139,3 +144,58 @@ def test_libreoffice_settings():
     assert score("find_default_font", off, {"value": {"font_name": "Liberation Sans"}}) == 1.0
     assert score("find_default_font", off, {"value": {"font_name": "DejaVu Sans"}}) == 0.0
     assert score("find_default_font", {"value": "not xml"}, {"value": {"font_name": "DejaVu Sans"}}) == 0.0
+
+
+def archive(files: dict[str, bytes], kind: str = "zip") -> bytes:
+    buf = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buf, "w") as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+    else:
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_archives_member_by_member():
+    doc = pdf([["Chapter one"]])
+    gold = archive({"a.pdf": doc, "b.txt": b"x\n"})
+    assert score("compare_zip_files", archive({"b.txt": b"x\n", "a.pdf": doc}), gold) == 1.0
+    assert score("compare_zip_files", archive({"a.pdf": doc, "b.txt": b"y\n"}), gold) == 0.0
+    assert score("compare_zip_files", archive({"a.pdf": pdf([["Chapter two and more"]]), "b.txt": b"x\n"}), gold) == 0.0
+    tgz = archive({"./a.pdf": doc, "./c.pdf": doc}, kind="tgz")
+    assert score("compare_archive", tgz, archive({"a.pdf": doc, "c.pdf": doc}), file_type="pdf") == 1.0
+    assert score("compare_archive", tgz, archive({"a.pdf": doc, "d.pdf": doc}), file_type="pdf") == 0.0
+    nested = archive({"book/a.txt": b"1\n", "book/b.txt": b"2\n"})
+    assert score("compare_archive", nested, archive({"book/a.txt": b"1\n", "book/b.txt": b"3\n"}), file_path="book") == 0.5  # fmt: skip
+    assert score("compare_archive", b"not an archive", nested) == 0.0
+
+
+def test_lines_listings_and_records():
+    log = {"value": "12:00:01 cpu\nno time\n23:59:59 mem\n"}
+    assert score("check_line_number", log, {"value": {"expected": 2}}) == 1.0
+    assert score("check_line_number", log, {"value": {"expected": 3}}) == 0.0
+    listing = {"value": ["a.jpg", "b.jpg"]}
+    assert score("check_moved_jpgs", listing, {"value": {"expected": ["b.jpg", "a.jpg"]}}) == 1.0
+    assert score("check_moved_jpgs", listing, {"value": {"expected": ["a.jpg"]}}) == 0.0
+    initial = docx(para("1,T1,A,B") + para("2,T1,A,B") + para("3,T2,C,D"))
+    gold = docx(para("1,T1,A,B") + para("3,T2,C,D"))
+    both = {"list": [{"data_b64": base64.b64encode(gold).decode()}, {"data_b64": base64.b64encode(initial).decode()}]}
+    assert score("compare_unique_train_records", docx(para("2,T1,A,B") + para("3,T2,C,D")), both) == 1.0
+    assert score("compare_unique_train_records", initial, both) == 0.0  # T1 twice
+    assert (
+        score("compare_unique_train_records", docx(para("9,T1,A,B") + para("3,T2,C,D")), both) == 0.0
+    )  # not in the original
+
+
+def test_compare_references_rescales_similarity():
+    gold = docx(para("Intro") + para("References") + para("Smith, J. (2020). A title.") + para("Doe, A. (2019). B."))
+    assert score("compare_references", gold, gold) == 1.0
+    typo = docx(para("Intro") + para("References") + para("Smith, J. (2020). A titel.") + para("Doe, A. (2019). B."))
+    assert 0.8 < score("compare_references", typo, gold) < 1.0
+    assert score("compare_references", docx(para("Intro")), gold) == 0.0
+    assert score("compare_references", docx(para("Intro")), docx(para("Other"))) == 1.0  # neither has references
