@@ -226,3 +226,13 @@ def check_pdf_pages(result: Any, rules: dict[str, Any]) -> float:
     except (PdfError, ValueError, IndexError):
         return 0.0
     return float(pages is not None and getattr(operator, rules["relation"])(pages, rules["ref_value"]))
+
+
+@metric
+def check_left_panel(result: Any) -> float:
+    """Impress's slide panel is open: the tree has a ``document-frame`` named "Slides View"."""
+    try:
+        root = ET.fromstring(_text(result))
+    except ET.ParseError:
+        return 0.0
+    return float(any(node.get("name") == "Slides View" for node in root.iter("document-frame")))

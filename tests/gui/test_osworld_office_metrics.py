@@ -277,3 +277,12 @@ def test_compare_pdfs_and_check_pdf_pages():
     assert score("compare_pdfs", pair, {"list": [b64(two), b64(two)]}) == 0.5  # the mean over pairs
     assert score("check_pdf_pages", two, {"value": {"relation": "eq", "ref_value": 2}}) == 1.0
     assert score("check_pdf_pages", two, {"value": {"relation": "gt", "ref_value": 2}}) == 0.0
+
+
+def test_check_left_panel_looks_for_the_slides_view():
+    panel = (
+        '<desktop-frame><application name="soffice"><document-frame name="Slides View"/></application></desktop-frame>'
+    )
+    assert score("check_left_panel", {"value": panel}) == 1.0
+    assert score("check_left_panel", {"value": panel.replace("Slides View", "Outline View")}) == 0.0
+    assert score("check_left_panel", {"value": None}) == 0.0
