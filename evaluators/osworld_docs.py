@@ -53,12 +53,19 @@ def _read(data: Any) -> ET.Element | None:
         return None
 
 
+def _read_both(result: Any, expected: Any) -> tuple[ET.Element, ET.Element] | None:
+    """Both documents' bodies, or None when either is missing or unreadable (the metric's 0)."""
+    a, b = _read(result), _read(expected)
+    return (a, b) if a is not None and b is not None else None
+
+
 @metric
 def compare_docx_files(result: Any, expected: Any, **options: Any) -> float:
     """OSWorld's options: ``ignore_blanks`` (default on), ``ignore_case``, ``ignore_order``, ``content_only``, ``fuzzy_match``, ``delete_empty_lines``."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     one = [paragraph_text(p) for p in a.findall(f"{_W}p")]
     two = [paragraph_text(p) for p in b.findall(f"{_W}p")]
     if options.get("ignore_order"):
@@ -96,11 +103,10 @@ def _spacing(p: ET.Element) -> tuple[str, float] | None:
 @metric
 def compare_line_spacing(result: Any, expected: Any, **options: Any) -> float:
     """Same text (``compare_docx_files`` defaults), then each body paragraph's line spacing equal."""
-    if not compare_docx_files(result, expected):
+    pair = _read_both(result, expected)
+    if pair is None or not compare_docx_files(result, expected):
         return 0.0
-    a, b = _read(result), _read(expected)
-    assert a is not None and b is not None
-    one, two = a.findall(f"{_W}p"), b.findall(f"{_W}p")
+    one, two = pair[0].findall(f"{_W}p"), pair[1].findall(f"{_W}p")
     return float(len(one) == len(two) and all(_spacing(x) == _spacing(y) for x, y in zip(one, two)))
 
 
@@ -125,9 +131,10 @@ def table_grid(table: ET.Element) -> list[list[str]]:
 @metric
 def compare_docx_tables(result: Any, expected: Any, **options: Any) -> float:
     """The same number of body tables, each with the same shape and the same stripped cell texts."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     one, two = a.findall(f"{_W}tbl"), b.findall(f"{_W}tbl")
     if len(one) != len(two):
         return 0.0

@@ -17,7 +17,7 @@ from typing import Any
 from evaluators._registry import ArgumentError
 from evaluators.office import _W
 from evaluators.osworld import METRICS, _text, metric
-from evaluators.osworld_docs import _read, paragraph_text
+from evaluators.osworld_docs import _read, _read_both, paragraph_text
 from evaluators.osworld_more import _pdf_text
 
 MAX_MEMBER = 64 * 1024 * 1024
@@ -149,9 +149,10 @@ def compare_references(
     result: Any, expected: Any, reference_indicator: str = "References", reference_base_result: float = 0.5
 ) -> float:
     """The paragraphs after the references heading, paired, by mean similarity rescaled above ``reference_base_result``."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     one = [paragraph_text(p) for p in a.findall(f"{_W}p")]
     two = [paragraph_text(p) for p in b.findall(f"{_W}p")]
     if reference_indicator not in one and reference_indicator not in two:

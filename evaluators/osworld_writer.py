@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 
 from evaluators.office import _W, OfficeError, _open, _xml
 from evaluators.osworld import metric
-from evaluators.osworld_docs import _read, compare_docx_files, paragraph_text
+from evaluators.osworld_docs import _read, _read_both, compare_docx_files, paragraph_text
 from evaluators.xlsx import _rels
 
 
@@ -74,9 +74,10 @@ def contains_page_break(result: Any, rules: Any = None) -> float:
 @metric
 def compare_subscript_contains(result: Any, expected: Any) -> float:
     """Some pair of runs, in paired paragraphs, is subscript in both."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     for p1, p2 in zip(_paragraphs(a), _paragraphs(b)):
         for r1, r2 in zip(_runs(p1), _runs(p2)):
             v1, v2 = r1.find(f"{_W}rPr/{_W}vertAlign"), r2.find(f"{_W}rPr/{_W}vertAlign")
@@ -144,9 +145,10 @@ def evaluate_strike_through_last_paragraph(result: Any, expected: Any) -> float:
 @metric
 def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any, ignore_blanks: bool = True) -> float:
     """The non-empty paragraphs' texts: equal with runs of whitespace collapsed, or paragraph by paragraph."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     one = [t for t in map(paragraph_text, _paragraphs(a)) if t != ""]
     two = [t for t in map(paragraph_text, _paragraphs(b)) if t != ""]
     if ignore_blanks:
@@ -166,9 +168,10 @@ def _tabs(p: ET.Element) -> list[tuple[str, int]]:
 @metric
 def check_tabstops(result: Any, expected: Any, **options: Any) -> float:
     """Non-empty paragraphs pair up with the same tab stops; each position's offset costs its share of the text width."""
-    a, b = _read(result), _read(expected)
-    if a is None or b is None:
+    pair = _read_both(result, expected)
+    if pair is None:
         return 0.0
+    a, b = pair
     one = [p for p in _paragraphs(a) if paragraph_text(p).strip()]
     two = [p for p in _paragraphs(b) if paragraph_text(p).strip()]
     if len(one) != len(two) or not one:

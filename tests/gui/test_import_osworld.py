@@ -182,42 +182,40 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     assert (out / "osworld-os-t2-name/assets/c.example.invalid/x/report#1.csv").is_file()
 
 
+def run_imported(tree: tuple[Path, Path], tmp_path: Path, task_id: str, actions: list, **make) -> dict:
+    """Import the test tree, run one of its tasks with ``actions``, and return the last step's info."""
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t" / task_id), screen_size=(800, 600), **make)
+    try:
+        env.reset(seed=0)
+        info: dict = {}
+        for action in actions:
+            *_, info = env.step(action)
+        return info
+    finally:
+        env.close()
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree, tmp_path, gui_image, variant):
-    src, assets = tree
-    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
-    imported = agentenvs.load_task(tmp_path / "t/osworld-os-t1-edit")
-    env = agentenvs.make(imported, screen_size=(800, 600), observation_type="screenshot")
-    try:
-        env.reset(seed=0)
-        actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
-        info: dict = {}
-        for action in actions if variant == "scripted" else ["DONE"]:
-            *_, info = env.step(action)
-        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
-    finally:
-        env.close()
+    actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
+    chosen = actions if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t1-edit", chosen, observation_type="screenshot")
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant):
-    src, assets = tree
-    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
-    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t7-command"), screen_size=(800, 600))
-    try:
-        env.reset(seed=0)
-        click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
-        typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
-        info: dict = {}
-        for action in [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]:
-            *_, info = env.step(action)
-        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
-    finally:
-        env.close()
+    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+    typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
+    chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 @pytest.mark.docker
@@ -225,18 +223,9 @@ def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, v
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, gui_image, variant):
     """``accessibility_tree`` and ``vm_window_size`` are read by the probe, not through the agent's daemon."""
-    src, assets = tree
-    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
-    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t8-live"), screen_size=(800, 600))
-    try:
-        env.reset(seed=0)
-        actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello probe"}, "DONE"]
-        info: dict = {}
-        for action in actions if variant == "scripted" else ["DONE"]:
-            *_, info = env.step(action)
-        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
-    finally:
-        env.close()
+    actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello probe"}, "DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t8-live", actions if variant == "scripted" else ["DONE"])
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 def test_new_getters_import_and_what_we_lack_is_named():
