@@ -33,6 +33,19 @@ def metric(fn: Metric) -> Metric:
     return fn
 
 
+#: Per metric, what in a task's options or ``rule`` this checker cannot do, named when the task is imported.
+Limits = Callable[[dict[str, Any], Any], list[str]]
+LIMITS: dict[str, Limits] = {}
+
+
+def limits(name: str) -> Callable[[Limits], Limits]:
+    def register(fn: Limits) -> Limits:
+        LIMITS[name] = fn
+        return fn
+
+    return register
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")

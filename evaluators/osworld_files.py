@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluators._registry import ArgumentError
 from evaluators.office import _W
-from evaluators.osworld import METRICS, _text, metric
+from evaluators.osworld import METRICS, _text, limits, metric
 from evaluators.osworld_docs import _read, _read_both, paragraph_text
 from evaluators.osworld_more import _pdf_text
 
@@ -30,6 +30,12 @@ ARCHIVE_TYPES = {
     "csv": "compare_csv",
     "table": "compare_table",
 }
+
+
+@limits("compare_archive")
+def archive_limits(options: dict[str, Any], rule: Any) -> list[str]:
+    kind = options.get("file_type", "text")
+    return [] if kind in ARCHIVE_TYPES else [f"compare_archive file_type {kind!r}"]
 
 
 def _members(data: bytes) -> dict[str, bytes]:

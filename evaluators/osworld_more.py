@@ -20,7 +20,7 @@ from xml.etree import ElementTree as ET
 
 from evaluators._registry import ArgumentError
 from evaluators.data import _query
-from evaluators.osworld import _text, metric
+from evaluators.osworld import _text, limits, metric
 
 A11Y_NS = {
     "st": "https://accessibility.ubuntu.example.org/ns/state",
@@ -144,6 +144,19 @@ def _xpath(root: ET.Element, expr: str) -> list[ET.Element]:
         return root.findall(path, A11Y_NS) if not path.startswith("/") else root.findall("." + path, A11Y_NS)
     except (SyntaxError, KeyError) as exc:
         raise ArgumentError(f"unsupported XPath {expr!r} (ElementTree's subset): {exc}") from None
+
+
+@limits("check_accessibility_tree")
+def tree_limits(options: dict[str, Any], rules: Any) -> list[str]:
+    """Selectors or XPath this tree matcher cannot take."""
+    found = []
+    empty = ET.Element("desktop-frame")
+    for rule in rules if isinstance(rules, list) else []:
+        try:
+            _xpath(empty, rule["xpath"]) if "xpath" in rule else [_parse(s) for s in rule.get("selectors", [])]
+        except ArgumentError as exc:
+            found.append(f"check_accessibility_tree: {exc}")
+    return found
 
 
 @metric

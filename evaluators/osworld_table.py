@@ -15,8 +15,8 @@ from typing import Any
 
 from evaluators._registry import ArgumentError
 from evaluators.office import OfficeError, read_xlsx
-from evaluators.osworld import _compare, metric
-from evaluators.xlsx import Workbook, ranges, ranges_within
+from evaluators.osworld import _compare, limits, metric
+from evaluators.xlsx import CHART_PROPS, PIVOT_PROPS, STYLE_PROPS, Workbook, ranges, ranges_within
 
 #: ``compare_table`` rule types this checker implements; a task using another is refused at import.
 TABLE_RULES = (
@@ -33,6 +33,20 @@ TABLE_RULES = (
     "chart",
     "pivot_table",
 )
+
+
+@limits("compare_table")
+def table_limits(options: dict[str, Any], rule: Any) -> list[str]:
+    """Rule types, and style/chart/pivot props, that ``compare_table`` here does not read."""
+    found = []
+    for item in options.get("rules", []):
+        if not isinstance(item, dict) or item.get("type") not in TABLE_RULES:
+            found.append(f"compare_table rule {item.get('type') if isinstance(item, dict) else item!r}")
+            continue
+        for key, known in (("props", STYLE_PROPS), ("chart_props", CHART_PROPS), ("pivot_props", PIVOT_PROPS)):
+            if item["type"] in ("style", "chart", "pivot_table"):
+                found += [f"compare_table {item['type']} prop {p!r}" for p in item.get(key, []) if p not in known]
+    return found
 
 
 def match_rule(value: Any, rule: dict[str, Any]) -> bool:

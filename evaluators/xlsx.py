@@ -17,7 +17,10 @@ from evaluators.office import _MAIN, _PKG_REL, _REL, OfficeError, _cells, _open,
 
 _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
-_XDR_CHART_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/chart"
+#: What ``styles``, ``charts`` and ``pivots`` can read (OSWorld's names).
+STYLE_PROPS = ("font_color", "font_name", "font_bold", "font_italic", "font_size", "bgcolor", "fgcolor", "fill_type")
+CHART_PROPS = ("type", "title", "direction", "legend", "xtitle", "ytitle")
+PIVOT_PROPS = ("name", "location", "filter", "selection", "ordered", "col_fields", "row_fields", "data_fields", "data_fields_name")  # fmt: skip
 
 
 def _rels(archive: zipfile.ZipFile, part: str) -> dict[str, str]:

@@ -236,6 +236,15 @@ def test_new_getters_import_and_what_we_lack_is_named():
     assert problems(task("a", evaluator=ok), none) == []
     csv = {**ok, "result": {**ok["result"], "file_type": "csv"}}
     assert problems(task("b", evaluator=csv), none) == ["getter 'content_from_vm_file' other than an xlsx's last_row"]
+    vm = {"type": "vm_file", "path": "a.xlsx"}
+    table = {"func": "compare_table", "result": vm, "options": {"rules": [{"type": "style", "props": ["bgcolor", "border"]}, {"type": "sparkline"}]}}  # fmt: skip
+    assert problems(task("e", evaluator=table), none) == ["compare_table style prop 'border'", "compare_table rule 'sparkline'"]  # fmt: skip
+    tree = {"func": "check_accessibility_tree", "result": {"type": "accessibility_tree"}, "expected": {"type": "rule", "rules": [{"selectors": ["label:first-child"]}]}}  # fmt: skip
+    assert problems(task("f", evaluator=tree), none)[0].startswith("check_accessibility_tree: unsupported CSS selector")
+    tree["expected"]["rules"] = [{"selectors": ["panel > label[name*=x]"]}, {"xpath": "//label[@name='x']"}]
+    assert problems(task("g", evaluator=tree), none) == []
+    zipped = {"func": "compare_archive", "result": vm, "expected": vm, "options": {"file_type": "video"}}
+    assert problems(task("h", evaluator=zipped), none) == ["compare_archive file_type 'video'"]
 
 
 def test_live_getters_become_the_probes_values():

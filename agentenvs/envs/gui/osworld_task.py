@@ -66,8 +66,7 @@ def home_path(path: str) -> str:
 
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
-    from evaluators.osworld import METRICS
-    from evaluators.osworld_table import TABLE_RULES
+    from evaluators.osworld import LIMITS, METRICS
 
     evaluator = data.get("evaluator", {})
     found: list[str] = []
@@ -88,13 +87,15 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
         return found
     funcs = listed(evaluator.get("func"))
     options = evaluator.get("options") or {}
+    expecteds = listed(evaluator.get("expected"))
     for i, func in enumerate(funcs):
         if func not in METRICS:
             found.append(f"metric {func!r}")
         chosen = (options[i] if i < len(options) else {}) if isinstance(options, list) else options
-        for rule in (chosen or {}).get("rules", []) if func == "compare_table" else []:
-            if isinstance(rule, dict) and rule.get("type") not in TABLE_RULES:
-                found.append(f"compare_table rule {rule.get('type')!r}")
+        expected = expecteds[i] if i < len(expecteds) else None
+        rule = expected.get("rules") if isinstance(expected, dict) and expected.get("type") == "rule" else None
+        if func in LIMITS:
+            found += LIMITS[func](chosen or {}, rule)
     for key in ("result", "expected"):
         for getter in listed(evaluator.get(key)):
             if getter and getter.get("type") not in GETTERS:
