@@ -92,8 +92,18 @@ LIVE = task(
         ],  # fmt: skip
     },
 )
+TERMINAL = task(
+    "t9-terminal",
+    instruction="Open a terminal and print six times nine with the shell's arithmetic.",
+    evaluator={
+        "func": "check_include_exclude",
+        "result": {"type": "vm_terminal_output"},
+        "expected": {"type": "rule", "rules": {"include": ["54"], "exclude": []}},
+    },
+)
 TREE = {
     "os/t1-edit.json": EDIT,
+    "os/t9-terminal.json": TERMINAL,
     "os/t8-live.json": LIVE,
     "os/t7-command.json": COMMAND,
     "os/t2-name.json": task(
@@ -165,7 +175,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "8 tasks: 4 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "9 tasks: 5 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
@@ -175,6 +185,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
         "osworld-os-t2-name",
         "osworld-os-t7-command",
         "osworld-os-t8-live",
+        "osworld-os-t9-terminal",
     ]
     written = out / "osworld-os-t1-edit"
     assert json.loads((written / "task.json").read_text()) == EDIT  # verbatim
@@ -228,6 +239,16 @@ def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, g
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, tmp_path, gui_image, variant):
+    typing = {"action_type": "TYPING", "text": "echo $((6*9))\n"}
+    actions = ["pyautogui.hotkey('ctrl', 'alt', 't')", "WAIT", typing, "WAIT", "DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions if variant == "scripted" else ["DONE"])
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
 def test_new_getters_import_and_what_we_lack_is_named():
     from agentenvs.envs.gui.osworld_task import problems
 
@@ -253,7 +274,7 @@ def test_live_getters_become_the_probes_values():
     loaded = OSWorldTask.__new__(OSWorldTask)  # the evaluator only: no assets to resolve
     loaded.data = LIVE
     refs = loaded.check_args()
-    assert needs_live(refs) == {"a11y": True, "windows": True}
+    assert needs_live(refs) == {"a11y": True, "windows": True, "terminal": False}
     fill_live(refs, {"a11y": "<desktop-frame/>", "windows": [{"class": "xterm.XTerm", "width": 1, "height": 2}, {"class": "mousepad.Mousepad", "width": 640, "height": 480}]})  # fmt: skip
     assert [m["result"] for m in refs["metrics"]] == [{"value": "<desktop-frame/>"}, {"value": {"width": 640, "height": 480}}]  # fmt: skip
     assert needs_live(refs) == {}

@@ -29,7 +29,7 @@ CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
 COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
 #: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
-LIVE_GETTERS = ("accessibility_tree", "vm_window_size")
+LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output")
 GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
 GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
@@ -199,6 +199,8 @@ class OSWorldTask:
             return {"live": {"a11y": True}}
         if kind == "vm_window_size":
             return {"live": {"window": str(getter["app_class_name"])}}
+        if kind == "vm_terminal_output":
+            return {"live": {"terminal": True}}
         if kind in ASSET_GETTERS:
             return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
@@ -236,11 +238,12 @@ def run_commands(
 
 
 def needs_live(args: dict[str, Any]) -> dict[str, bool]:
-    """What the live getters need the probe to read: ``{"a11y": ..., "windows": ...}`` (empty: none)."""
+    """What the live getters need the probe to read: ``{"a11y": ..., "windows": ..., "terminal": ...}`` (empty: none)."""
     live = [ref["live"] for ref in _refs(args) if "live" in ref]
     if not live:
         return {}
-    return {"a11y": any("a11y" in x for x in live), "windows": any("window" in x for x in live)}
+    kinds = {"a11y": "a11y", "windows": "window", "terminal": "terminal"}
+    return {want: any(key in x for x in live) for want, key in kinds.items()}
 
 
 def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
@@ -253,8 +256,8 @@ def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
         spec = ref.pop("live", None)
         if spec is None:
             continue
-        if "a11y" in spec:
-            ref["value"] = seen.get("a11y")
+        if "a11y" in spec or "terminal" in spec:
+            ref["value"] = seen.get("a11y" if "a11y" in spec else "terminal")
             continue
         name = spec["window"].lower()
         match = [w for w in seen.get("windows") or [] if name in str(w["class"]).lower().split(".")]

@@ -1,4 +1,4 @@
-"""The verifier's one look at the live desktop: the accessibility tree and window sizes, as JSON on stdout.
+"""The verifier's one look at the live desktop: accessibility tree, window sizes, terminal text, as JSON on stdout.
 
 Started by the host (``docker exec``, ``python3 -I``, from the read-only
 mount) after the agent's last action and after every process of the
@@ -10,12 +10,16 @@ desktop came up, before the agent acted.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_TERMINAL = 256 * 1024
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78DEHMNOZc])")
 
 
 def windows() -> list[dict[str, object]]:
@@ -38,11 +42,24 @@ def a11y(seconds: float) -> str | None:
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
+def terminal() -> str | None:
+    """What the newest terminal showed (its xterm log, see the ``gnome-terminal`` wrapper), escapes removed."""
+    logs = sorted(glob.glob(f"/tmp/agentenvs-terminals-{os.getuid()}/*.log"))
+    if not logs:
+        return None
+    with open(logs[-1], "rb") as fh:
+        fh.seek(max(0, os.path.getsize(logs[-1]) - MAX_TERMINAL))
+        text = fh.read().decode("utf-8", "replace")
+    return _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "")
+
+
 def main() -> None:
     want = json.loads(sys.argv[1])
     out: dict[str, object] = {}
     if want.get("windows"):
         out["windows"] = windows()
+    if want.get("terminal"):
+        out["terminal"] = terminal()
     if want.get("a11y"):
         out["a11y"] = a11y(float(want.get("timeout", 10.0)))
     sys.stdout.write(json.dumps(out))
