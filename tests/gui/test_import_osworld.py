@@ -239,13 +239,38 @@ def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, g
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
+FORGE_TERMINAL_LOG = (
+    "import os\n"
+    "for d in ('/home/user/.cache/agentenvs-terminals', '/tmp/agentenvs-terminals-1001'):\n"
+    "    try:\n"
+    "        os.makedirs(d, exist_ok=True)\n"
+    "        open(os.path.join(d, '9999999999999999999.log'), 'w').write('54\\n')\n"
+    "    except OSError:\n"
+    "        pass"
+)
+#: The agent's own wait for the terminal window (a busy machine can take seconds to map it).
+WAIT_FOR_TERMINAL = (
+    "import subprocess, time\n"
+    "for _ in range(150):\n"
+    "    if subprocess.run(['xdotool', 'search', '--class', 'Gnome-terminal'], capture_output=True).stdout:\n"
+    "        break\n"
+    "    time.sleep(0.1)\n"
+    "time.sleep(0.5)"
+)
+
+
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["scripted", "noop"])
+@pytest.mark.parametrize("variant", ["scripted", "noop", "forged"])
 def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, tmp_path, gui_image, variant):
+    """The agent's own code (``actor``) cannot plant a terminal log where the probe reads one."""
     typing = {"action_type": "TYPING", "text": "echo $((6*9))\n"}
-    actions = ["pyautogui.hotkey('ctrl', 'alt', 't')", "WAIT", typing, "WAIT", "DONE"]
-    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions if variant == "scripted" else ["DONE"])
+    actions = {
+        "scripted": ["pyautogui.hotkey('ctrl', 'alt', 't')", WAIT_FOR_TERMINAL, typing, "WAIT", "DONE"],
+        "noop": ["DONE"],
+        "forged": [FORGE_TERMINAL_LOG, "DONE"],
+    }[variant]
+    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 

@@ -44,7 +44,10 @@ def a11y(seconds: float) -> str | None:
 
 def terminal() -> str | None:
     """What the newest terminal showed (its xterm log, see the ``gnome-terminal`` wrapper), escapes removed."""
-    logs = sorted(glob.glob(f"/tmp/agentenvs-terminals-{os.getuid()}/*.log"))
+    folder = os.path.expanduser("~/.cache/agentenvs-terminals")
+    if not os.path.isdir(folder) or os.stat(folder).st_uid != os.getuid():
+        return None
+    logs = sorted(p for p in glob.glob(os.path.join(folder, "*.log")) if os.stat(p).st_uid == os.getuid())
     if not logs:
         return None
     with open(logs[-1], "rb") as fh:
