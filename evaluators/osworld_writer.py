@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 
 from evaluators.office import _W, OfficeError, _open, _xml
 from evaluators.osworld import metric
-from evaluators.osworld_docs import _read, _read_both, compare_docx_files, paragraph_text
+from evaluators.osworld_docs import _read, _read_both, compare_docx_files, paragraph_text, read_odt
 from evaluators.xlsx import _rels
 
 
@@ -116,6 +116,26 @@ def has_page_numbers_in_footers(result: Any) -> float:
 def _after_same_text(result: Any, expected: Any) -> ET.Element | None:
     """OSWorld's formatting checks first require the same text (``compare_docx_files``)."""
     return _read(result) if compare_docx_files(result, expected) else None
+
+
+@metric
+def check_highlighted_words(result: Any, expected: Any) -> float:
+    """Same text, and no span of the ODT result in an automatic style with a yellow (#ffff00) background."""
+    if not compare_docx_files(result, expected):
+        return 0.0
+    content = read_odt(result)
+    if content is None:
+        return 0.0
+    style_ns, fo = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}", "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"  # fmt: skip
+    yellow = {
+        style.get(f"{style_ns}name")
+        for style in content.iter(f"{style_ns}style")
+        if any(prop.get(f"{fo}background-color") == "#ffff00" for prop in style)
+    }
+    spans = content.iter("{urn:oasis:names:tc:opendocument:xmlns:text:1.0}span")
+    return float(
+        not any(span.get("{urn:oasis:names:tc:opendocument:xmlns:text:1.0}style-name") in yellow for span in spans)
+    )
 
 
 @metric

@@ -199,3 +199,25 @@ def test_compare_references_rescales_similarity():
     assert 0.8 < score("compare_references", typo, gold) < 1.0
     assert score("compare_references", docx(para("Intro")), gold) == 0.0
     assert score("compare_references", docx(para("Intro")), docx(para("Other"))) == 1.0  # neither has references
+
+
+def odt(body: str, styles: str = "") -> bytes:
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"'
+    )
+    content = f"<office:document-content {ns}><office:automatic-styles>{styles}</office:automatic-styles><office:body><office:text>{body}</office:text></office:body></office:document-content>"  # fmt: skip
+    return zipped({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": content})
+
+
+def test_odt_text_and_highlighted_words():
+    yellow = '<style:style style:name="T1" style:family="text"><style:text-properties fo:background-color="#ffff00"/></style:style>'  # fmt: skip
+    marked = odt('<text:p>The <text:span text:style-name="T1">key</text:span> word</text:p>', yellow)
+    plain = odt('<text:p>The <text:span text:style-name="T2">key</text:span> word</text:p>')
+    assert score("compare_docx_files", marked, plain) == 1.0  # span text counts
+    assert score("compare_docx_files", marked, docx(para("The key word"))) == 0.0  # ODT against DOCX: upstream's 0
+    assert score("check_highlighted_words", plain, marked) == 1.0
+    assert score("check_highlighted_words", marked, plain) == 0.0
+    assert score("check_highlighted_words", odt("<text:p>Other</text:p>"), plain) == 0.0
