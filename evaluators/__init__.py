@@ -15,7 +15,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators import data, files, osworld, procs, reports, text  # noqa: F401 - registers the checkers
+from evaluators import (  # noqa: F401 - registers the checkers
+    data,
+    files,
+    osworld,
+    osworld_docs,
+    osworld_files,
+    osworld_impress,
+    osworld_more,
+    osworld_slides,
+    osworld_table,
+    osworld_writer,
+    procs,
+    reports,
+    text,
+)
 from evaluators._registry import ArgumentError, Result, check, get, is_live, names, result, run_check, signature
 from evaluators._state import STATE_ROOT_ENV, SetupError
 

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
-from evaluators.office import OfficeError, read_docx, read_pptx, read_xlsx
+from evaluators.office import OfficeError, read_docx, read_xlsx
+from evaluators.xlsx import position
 
 Metric = Callable[..., float]
 METRICS: dict[str, Metric] = {}
@@ -30,6 +31,19 @@ METRICS: dict[str, Metric] = {}
 def metric(fn: Metric) -> Metric:
     METRICS[fn.__name__] = fn
     return fn
+
+
+#: Per metric, what in a task's options or ``rule`` this checker cannot do, named when the task is imported.
+Limits = Callable[[dict[str, Any], Any], list[str]]
+LIMITS: dict[str, Limits] = {}
+
+
+def limits(name: str) -> Callable[[Limits], Limits]:
+    def register(fn: Limits) -> Limits:
+        LIMITS[name] = fn
+        return fn
+
+    return register
 
 
 def _text(value: Any) -> str:
@@ -188,84 +202,6 @@ def _compare(value: Any, method: str, ref: Any) -> bool:
     raise ArgumentError(f"unsupported comparison method {method!r}")
 
 
-def _sheet(sheets: list, index: Any) -> tuple[str, dict[str, object], dict[str, str]] | None:
-    """OSWorld's sheet indices: an int, ``RI<n>``/``EI<n>`` (result/expected by index), ``RN<name>``/``EN<name>``."""
-    if isinstance(index, str) and len(index) > 2 and index[:2] in ("RI", "EI", "RN", "EN"):
-        index = int(index[2:]) if index[1] == "I" else index[2:]
-    if isinstance(index, int):
-        return sheets[index] if 0 <= index < len(sheets) else None
-    return next((s for s in sheets if s[0] == index), None)
-
-
-def _pick(index: Any, result_sheets: list, expected_sheets: list) -> tuple | None:
-    side = expected_sheets if isinstance(index, str) and index.startswith("E") else result_sheets
-    return _sheet(side, index)
-
-
-#: ``compare_table`` rule types this checker implements; a task using another is refused at import.
-TABLE_RULES = ("sheet_data", "sheet_print", "sheet_fuzzy", "check_cell")
-
-
-@metric
-def compare_table(result: Any, expected: Any = None, **options: Any) -> float:
-    if result is None:
-        return 0.0
-    try:
-        mine = read_xlsx(result)
-        gold = read_xlsx(expected) if expected is not None else []
-    except (OfficeError, KeyError, ValueError, IndexError):
-        return 0.0
-    for rule in options.get("rules", [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]):
-        kind = rule["type"]
-        if kind in ("sheet_data", "sheet_print", "sheet_fuzzy"):
-            a = _pick(rule.get("sheet_idx0", 0), mine, gold)
-            b = _pick(rule.get("sheet_idx1", "EI0"), mine, gold)
-            if a is None or b is None or _normal(a[1], kind) != _normal(b[1], kind):
-                return 0.0
-        elif kind == "check_cell":
-            sheet = _pick(rule.get("sheet_idx", 0), mine, gold)
-            if sheet is None:
-                return 0.0
-            for prop, spec in rule.get("props", {}).items():
-                value = sheet[2].get(rule["coordinate"]) if prop == "formula" else sheet[1].get(rule["coordinate"])
-                if not _compare(value, spec.get("method", "eq"), spec.get("ref")):
-                    return 0.0
-        else:
-            raise ArgumentError(f"compare_table rule {kind!r} is not supported")
-    return 1.0
-
-
-def _normal(values: dict[str, object], kind: str) -> dict[str, object]:
-    if kind == "sheet_data":
-        return {k: v for k, v in values.items() if v != ""}
-    return {k: str(v).strip().lower() for k, v in values.items() if str(v).strip()}
-
-
-@metric
-def compare_docx_files(result: Any, expected: Any, ignore_blanks: bool = True, **options: Any) -> float:
-    if result is None or expected is None:
-        return 0.0
-    try:
-        a, b = read_docx(result), read_docx(expected)
-    except (OfficeError, KeyError):
-        return 0.0
-    if ignore_blanks:
-        return float(" ".join(" ".join(a).split()) == " ".join(" ".join(b).split()))
-    return float(a == b)
-
-
-@metric
-def compare_pptx_files(result: Any, expected: Any, **options: Any) -> float:
-    if result is None or expected is None:
-        return 0.0
-    try:
-        a, b = read_pptx(result), read_pptx(expected)
-    except (OfficeError, KeyError):
-        return 0.0
-    strip = [[t.strip() for t in slide if t.strip()] for slide in a]
-    return float(strip == [[t.strip() for t in slide if t.strip()] for slide in b])
-
-
 def _resolve(ref: Any) -> Any:
     """A data ref to the metric's input: file bytes (None when missing), task data, or a literal value."""
     require(ref, dict, "a getter ref")
@@ -285,7 +221,25 @@ def _resolve(ref: Any) -> Any:
         return [_resolve(item) for item in ref["list"]]
     if "value" in ref:
         return ref["value"]
-    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64 or value, got {sorted(ref)}")
+    if "last_row" in ref:
+        data = _resolve({"file": ref["last_row"]})
+        try:
+            return last_row(data) if data is not None else None
+        except (OfficeError, KeyError, ValueError, IndexError):
+            return None
+    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64, last_row or value, got {sorted(ref)}")
+
+
+def last_row(data: bytes) -> list[str] | None:
+    """``content_from_vm_file``'s ``last_row``: the first sheet read as pandas does (row 1 the header), its last row as strings."""
+    sheets = read_xlsx(data)
+    if not sheets or not sheets[0][1]:
+        return None
+    cells = {position(ref): value for ref, value in sheets[0][1].items()}
+    width, bottom = max(c for _, c in cells), max(r for r, _ in cells)
+    if bottom < 2:
+        return None
+    return [str(cells[(bottom, c)]) if (bottom, c) in cells else "nan" for c in range(1, width + 1)]
 
 
 @check("docx_contains")

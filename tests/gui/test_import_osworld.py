@@ -67,8 +67,44 @@ COMMAND = task(
         ],  # fmt: skip
     },
 )
+LIVE = task(
+    "t8-live",
+    instruction="Type `hello probe` at the end of notes.txt, open in the editor (no need to save).",
+    config=[
+        download("https://a.example.invalid/in/notes.txt", "notes.txt"),
+        {"type": "open", "parameters": {"path": "notes.txt"}},
+    ],  # fmt: skip
+    evaluator={
+        "func": ["check_accessibility_tree", "check_direct_json_object"],
+        "result": [{"type": "accessibility_tree"}, {"type": "vm_window_size", "app_class_name": "mousepad"}],
+        "expected": [
+            {
+                "type": "rule",
+                "rules": [
+                    {
+                        "selectors": ["application[name=mousepad] text[st|editable=true]"],
+                        "text": "first\nhello probe",
+                        "exact": True,
+                    }
+                ],
+            },
+            {"type": "rule", "rules": {"expected": {}}},
+        ],  # fmt: skip
+    },
+)
+TERMINAL = task(
+    "t9-terminal",
+    instruction="Open a terminal and print six times nine with the shell's arithmetic.",
+    evaluator={
+        "func": "check_include_exclude",
+        "result": {"type": "vm_terminal_output"},
+        "expected": {"type": "rule", "rules": {"include": ["54"], "exclude": []}},
+    },
+)
 TREE = {
     "os/t1-edit.json": EDIT,
+    "os/t9-terminal.json": TERMINAL,
+    "os/t8-live.json": LIVE,
     "os/t7-command.json": COMMAND,
     "os/t2-name.json": task(
         "t2-name",
@@ -79,10 +115,10 @@ TREE = {
             "expected": {"type": "rule", "rules": {"expect": [{"a": "1"}]}},
         },
     ),  # fmt: skip
-    "multi_apps/t3-pdf.json": task(
-        "t3-pdf",
+    "multi_apps/t3-image.json": task(
+        "t3-image",
         related_apps=["gimp"],
-        evaluator={"func": "compare_pdfs", "result": {"type": "vm_file", "path": "a.pdf"}},
+        evaluator={"func": "compare_images", "result": {"type": "vm_file", "path": "a.png"}},
     ),  # fmt: skip
     "os/t4-web.json": task(
         "t4-web",
@@ -139,15 +175,17 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "7 tasks: 3 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "9 tasks: 5 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
-    assert "metric 'compare_pdfs'" in result.output and "app 'gimp'" in result.output
+    assert "metric 'compare_images'" in result.output and "app 'gimp'" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "osworld-os-t1-edit",
         "osworld-os-t2-name",
         "osworld-os-t7-command",
+        "osworld-os-t8-live",
+        "osworld-os-t9-terminal",
     ]
     written = out / "osworld-os-t1-edit"
     assert json.loads((written / "task.json").read_text()) == EDIT  # verbatim
@@ -155,39 +193,116 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     assert (out / "osworld-os-t2-name/assets/c.example.invalid/x/report#1.csv").is_file()
 
 
+def run_imported(tree: tuple[Path, Path], tmp_path: Path, task_id: str, actions: list, **make) -> dict:
+    """Import the test tree, run one of its tasks with ``actions``, and return the last step's info."""
+    src, assets = tree
+    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t" / task_id), screen_size=(800, 600), **make)
+    try:
+        env.reset(seed=0)
+        info: dict = {}
+        for action in actions:
+            *_, info = env.step(action)
+        return info
+    finally:
+        env.close()
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree, tmp_path, gui_image, variant):
-    src, assets = tree
-    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
-    imported = agentenvs.load_task(tmp_path / "t/osworld-os-t1-edit")
-    env = agentenvs.make(imported, screen_size=(800, 600), observation_type="screenshot")
-    try:
-        env.reset(seed=0)
-        actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
-        info: dict = {}
-        for action in actions if variant == "scripted" else ["DONE"]:
-            *_, info = env.step(action)
-        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
-    finally:
-        env.close()
+    actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
+    chosen = actions if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t1-edit", chosen, observation_type="screenshot")
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant):
-    src, assets = tree
-    CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(tmp_path / "t"), "--assets", str(assets)])
-    env = agentenvs.make(agentenvs.load_task(tmp_path / "t/osworld-os-t7-command"), screen_size=(800, 600))
-    try:
-        env.reset(seed=0)
-        click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
-        typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
-        info: dict = {}
-        for action in [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]:
-            *_, info = env.step(action)
-        assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
-    finally:
-        env.close()
+    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+    typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
+    chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, gui_image, variant):
+    """``accessibility_tree`` and ``vm_window_size`` are read by the probe, not through the agent's daemon."""
+    actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello probe"}, "DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t8-live", actions if variant == "scripted" else ["DONE"])
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+FORGE_TERMINAL_LOG = (
+    "import os\n"
+    "for d in ('/home/user/.cache/agentenvs-terminals', '/tmp/agentenvs-terminals-1001'):\n"
+    "    try:\n"
+    "        os.makedirs(d, exist_ok=True)\n"
+    "        open(os.path.join(d, '9999999999999999999.log'), 'w').write('54\\n')\n"
+    "    except OSError:\n"
+    "        pass"
+)
+#: The agent's own wait for the terminal window (a busy machine can take seconds to map it).
+WAIT_FOR_TERMINAL = (
+    "import subprocess, time\n"
+    "for _ in range(150):\n"
+    "    if subprocess.run(['xdotool', 'search', '--class', 'Gnome-terminal'], capture_output=True).stdout:\n"
+    "        break\n"
+    "    time.sleep(0.1)\n"
+    "time.sleep(0.5)"
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["scripted", "noop", "forged"])
+def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, tmp_path, gui_image, variant):
+    """The agent's own code (``actor``) cannot plant a terminal log where the probe reads one."""
+    typing = {"action_type": "TYPING", "text": "echo $((6*9))\n"}
+    actions = {
+        "scripted": ["pyautogui.hotkey('ctrl', 'alt', 't')", WAIT_FOR_TERMINAL, typing, "WAIT", "DONE"],
+        "noop": ["DONE"],
+        "forged": [FORGE_TERMINAL_LOG, "DONE"],
+    }[variant]
+    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+def test_new_getters_import_and_what_we_lack_is_named():
+    from agentenvs.envs.gui.osworld_task import problems
+
+    none = AssetIndex(None)
+    ok = {"func": "literal_match", "result": {"type": "content_from_vm_file", "path": "a.xlsx", "file_type": "xlsx", "file_content": "last_row"}, "expected": {"type": "rule", "rules": []}}  # fmt: skip
+    assert problems(task("a", evaluator=ok), none) == []
+    csv = {**ok, "result": {**ok["result"], "file_type": "csv"}}
+    assert problems(task("b", evaluator=csv), none) == ["getter 'content_from_vm_file' other than an xlsx's last_row"]
+    vm = {"type": "vm_file", "path": "a.xlsx"}
+    table = {"func": "compare_table", "result": vm, "options": {"rules": [{"type": "style", "props": ["bgcolor", "border"]}, {"type": "sparkline"}]}}  # fmt: skip
+    assert problems(task("e", evaluator=table), none) == ["compare_table style prop 'border'", "compare_table rule 'sparkline'"]  # fmt: skip
+    tree = {"func": "check_accessibility_tree", "result": {"type": "accessibility_tree"}, "expected": {"type": "rule", "rules": [{"selectors": ["label:first-child"]}]}}  # fmt: skip
+    assert problems(task("f", evaluator=tree), none)[0].startswith("check_accessibility_tree: unsupported CSS selector")
+    tree["expected"]["rules"] = [{"selectors": ["panel > label[name*=x]"]}, {"xpath": "//label[@name='x']"}]
+    assert problems(task("g", evaluator=tree), none) == []
+    zipped = {"func": "compare_archive", "result": vm, "expected": vm, "options": {"file_type": "video"}}
+    assert problems(task("h", evaluator=zipped), none) == ["compare_archive file_type 'video'"]
+
+
+def test_live_getters_become_the_probes_values():
+    from agentenvs.envs.gui.osworld_task import OSWorldTask, fill_live, needs_live
+
+    loaded = OSWorldTask.__new__(OSWorldTask)  # the evaluator only: no assets to resolve
+    loaded.data = LIVE
+    refs = loaded.check_args()
+    assert needs_live(refs) == {"a11y": True, "windows": True, "terminal": False}
+    fill_live(refs, {"a11y": "<desktop-frame/>", "windows": [{"class": "xterm.XTerm", "width": 1, "height": 2}, {"class": "mousepad.Mousepad", "width": 640, "height": 480}]})  # fmt: skip
+    assert [m["result"] for m in refs["metrics"]] == [{"value": "<desktop-frame/>"}, {"value": {"width": 640, "height": 480}}]  # fmt: skip
+    assert needs_live(refs) == {}
+    refs = loaded.check_args()
+    fill_live(refs, {})  # the probe saw nothing: None, which scores 0
+    assert [m["result"] for m in refs["metrics"]] == [{"value": None}, {"value": None}]

@@ -9,10 +9,12 @@ sandbox's guarantees: network off, limits, labels for the sweep, and
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.envs.gui.client import DaemonClient
@@ -24,6 +26,7 @@ GUEST_MOUNT = "/opt/agentenvs/gui"
 SOCKET_MOUNT = "/run/agentenvs-gui"
 IMAGE = "agentenvs/gui:latest"
 USER, UID, HOME = "user", 1001, "/home/user"
+ACTOR = "actor"
 LABEL = "agentenvs.gui"
 
 
@@ -43,6 +46,7 @@ class Desktop:
         if backend != "docker":
             raise SandboxError(f"the gui family runs on the docker backend for now, not {backend!r}")
         self.width, self.height = width, height
+        self.session_env: dict[str, str] = {}
         self._sockdir = tempfile.mkdtemp(prefix="agentenvs-gui-")
         os.chown(self._sockdir, UID, UID)
         spec = SandboxSpec(
@@ -75,6 +79,32 @@ class Desktop:
         except SandboxError as exc:
             log = self.sandbox.exec(["cat", "/tmp/agentenvs-daemon.log"], timeout=10).output[-1500:]
             raise SandboxError(f"{exc}; its log:\n{log}") from None
+        head, _ = self.client.call("health")  # recorded now, before the agent acts, for ``probe``
+        self.session_env = {
+            "DISPLAY": str(head["display"]),
+            "DBUS_SESSION_BUS_ADDRESS": str(head["bus"]),
+            "XDG_RUNTIME_DIR": f"/tmp/runtime-{UID}",
+            "HOME": HOME,
+            "USER": USER,
+        }
+
+    def probe(self, want: dict[str, bool], timeout: float = 30.0) -> dict[str, Any]:
+        """The verifier's look at the live desktop (``guest/probe.py``): accessibility tree and window sizes.
+
+        Every process of the agent's user is killed first, so no agent code runs
+        while the desktop is read; the probe is a new process from the read-only
+        mount under ``python3 -I`` (no PYTHONPATH, no user site, no script-dir
+        imports), not the daemon the agent can reach. An unreadable answer is
+        an empty one: the live getters then give None, which scores 0.
+        """
+        self.sandbox.exec(["pkill", "-KILL", "-u", ACTOR], timeout=15)
+        argv = ["python3", "-I", f"{GUEST_MOUNT}/probe.py", json.dumps(want)]
+        done = self.sandbox.exec(argv, timeout=timeout, user=USER, env=self.session_env)
+        try:
+            seen = json.loads(done.stdout)
+        except ValueError:
+            return {}
+        return seen if isinstance(seen, dict) else {}
 
     def close(self) -> None:
         self.client.close()

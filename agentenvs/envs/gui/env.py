@@ -29,7 +29,14 @@ from agentenvs.envs.gui import actions, observe
 from agentenvs.envs.gui.client import DaemonError
 from agentenvs.envs.gui.desktop import HOME, USER, Desktop
 from agentenvs.envs.gui.hacks import GUI_HACKS
-from agentenvs.envs.gui.osworld_task import OSWorldTask, needs_commands, placeholders, run_commands
+from agentenvs.envs.gui.osworld_task import (
+    OSWorldTask,
+    fill_live,
+    needs_commands,
+    needs_live,
+    placeholders,
+    run_commands,
+)
 from agentenvs.envs.gui.pool import WarmPool
 from agentenvs.sandbox.checks import run_checks
 
@@ -208,6 +215,9 @@ class GuiEnv(AgentEnv):
         except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
             note = f"postconfig did not run: {exc}"
         args = self._osworld.check_args()
+        live = needs_live(args)
+        if live:  # read before every process is killed: the tree and windows exist only while the apps run
+            fill_live(args, self.desktop.probe(live))
         if needs_commands(args):
             return self._verify_sealed(args, note)
         self.desktop.sandbox.kill_all()

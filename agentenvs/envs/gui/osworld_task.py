@@ -28,7 +28,10 @@ HOME = "/home/user"
 CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
 COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
-GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", *COMMAND_GETTERS}
+#: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
+LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output")
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
+GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
 
@@ -63,7 +66,7 @@ def home_path(path: str) -> str:
 
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
-    from evaluators.osworld import METRICS, TABLE_RULES
+    from evaluators.osworld import LIMITS, METRICS
 
     evaluator = data.get("evaluator", {})
     found: list[str] = []
@@ -84,17 +87,22 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
         return found
     funcs = listed(evaluator.get("func"))
     options = evaluator.get("options") or {}
+    expecteds = listed(evaluator.get("expected"))
     for i, func in enumerate(funcs):
         if func not in METRICS:
             found.append(f"metric {func!r}")
         chosen = (options[i] if i < len(options) else {}) if isinstance(options, list) else options
-        for rule in (chosen or {}).get("rules", []) if func == "compare_table" else []:
-            if isinstance(rule, dict) and rule.get("type") not in TABLE_RULES:
-                found.append(f"compare_table rule {rule.get('type')!r}")
+        expected = expecteds[i] if i < len(expecteds) else None
+        rule = expected.get("rules") if isinstance(expected, dict) and expected.get("type") == "rule" else None
+        if func in LIMITS:
+            found += LIMITS[func](chosen or {}, rule)
     for key in ("result", "expected"):
         for getter in listed(evaluator.get(key)):
             if getter and getter.get("type") not in GETTERS:
                 found.append(f"getter {getter.get('type')!r}")
+            elif getter and getter.get("type") == "content_from_vm_file":
+                if (getter.get("file_type"), getter.get("file_content")) != ("xlsx", "last_row"):
+                    found.append("getter 'content_from_vm_file' other than an xlsx's last_row")
             elif getter and getter.get("type") in ASSET_GETTERS:
                 for url in listed(getter["path"]):
                     need(url)
@@ -185,6 +193,14 @@ class OSWorldTask:
                 "stderr": kind == COMMAND_GETTERS[1],
             }
             return {"command": spec}
+        if kind == "content_from_vm_file":
+            return {"last_row": home_path(getter["path"])}
+        if kind == "accessibility_tree":
+            return {"live": {"a11y": True}}
+        if kind == "vm_window_size":
+            return {"live": {"window": str(getter["app_class_name"])}}
+        if kind == "vm_terminal_output":
+            return {"live": {"terminal": True}}
         if kind in ASSET_GETTERS:
             return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
@@ -219,6 +235,33 @@ def run_commands(
                 command = " ".join(command)
             stdout, stderr = run(command if spec["shell"] or isinstance(command, list) else shlex.split(command))
             ref["value"] = stderr if spec["stderr"] else stdout
+
+
+def needs_live(args: dict[str, Any]) -> dict[str, bool]:
+    """What the live getters need the probe to read: ``{"a11y": ..., "windows": ..., "terminal": ...}`` (empty: none)."""
+    live = [ref["live"] for ref in _refs(args) if "live" in ref]
+    if not live:
+        return {}
+    kinds = {"a11y": "a11y", "windows": "window", "terminal": "terminal"}
+    return {want: any(key in x for x in live) for want, key in kinds.items()}
+
+
+def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
+    """Replace each live getter by what the probe saw, in place (None when it saw nothing).
+
+    ``vm_window_size`` is the first window whose WM_CLASS instance or class is
+    the app's class name (case-insensitive), as ``{"width", "height"}``.
+    """
+    for ref in _refs(args):
+        spec = ref.pop("live", None)
+        if spec is None:
+            continue
+        if "a11y" in spec or "terminal" in spec:
+            ref["value"] = seen.get("a11y" if "a11y" in spec else "terminal")
+            continue
+        name = spec["window"].lower()
+        match = [w for w in seen.get("windows") or [] if name in str(w["class"]).lower().split(".")]
+        ref["value"] = {"width": match[0]["width"], "height": match[0]["height"]} if match else None
 
 
 def listed(value: Any) -> list[Any]:

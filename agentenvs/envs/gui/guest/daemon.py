@@ -194,7 +194,12 @@ class Daemon:
         return {}, b""
 
     def op_health(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        return {"display": self.session.display, "screen": [self.session.width, self.session.height]}, b""
+        screen = [self.session.width, self.session.height]
+        return {
+            "display": self.session.display,
+            "bus": self.session.env["DBUS_SESSION_BUS_ADDRESS"],
+            "screen": screen,
+        }, b""
 
 
 def _command(req: dict[str, Any]) -> tuple[list[str] | str, bool]:

@@ -69,7 +69,16 @@ class Session:
         return line
 
     def _openbox(self, timeout: float) -> None:
-        self.procs.append(subprocess.Popen(["openbox"], env=self.env, stderr=subprocess.DEVNULL))
+        """Openbox with its default configuration plus Ctrl+Alt+T for a terminal, as on OSWorld's Ubuntu."""
+        with open("/etc/xdg/openbox/rc.xml", encoding="utf-8") as fh:
+            rc = fh.read()
+        terminal = '<keybind key="C-A-t"><action name="Execute"><command>gnome-terminal</command></action></keybind>'
+        rc = rc.replace("<keyboard>", "<keyboard>" + terminal, 1)
+        config = os.path.join(self.env["XDG_RUNTIME_DIR"], "openbox-rc.xml")
+        with open(config, "w", encoding="utf-8") as fh:
+            fh.write(rc)
+        argv = ["openbox", "--config-file", config]
+        self.procs.append(subprocess.Popen(argv, env=self.env, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             probe = subprocess.run(["wmctrl", "-m"], env=self.env, capture_output=True)
