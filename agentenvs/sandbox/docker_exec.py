@@ -108,7 +108,7 @@ class DockerExecTransport:
         *,
         env: dict[str, str] | None = None,
         user: str | None = None,
-        start_timeout: float = 30.0,
+        start_timeout: float = 90.0,
         processes: ContainerProcesses | None = None,
     ):
         self._api = api
