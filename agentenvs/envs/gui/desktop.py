@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.envs.gui.client import DaemonClient
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
+from agentenvs.sandbox.daemon_client import DaemonClient
 
 GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
 GUEST_MOUNT = "/opt/agentenvs/gui"
