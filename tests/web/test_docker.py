@@ -13,11 +13,12 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenvs
 from agentenvs.envs.web.docker_env import IMAGE, LABEL, DockerWebEnv
+from agentenvs.envs.web.hacks import web_hacks
 from agentenvs.validate import play
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-#: One task per site and two MiniWoB++ tasks.
+#: One task per site, two MiniWoB++ tasks and a WebArena-format config.
 TASKS = [
     "web/shop-buy-0",
     "web/forum-reply-0",
@@ -25,6 +26,7 @@ TASKS = [
     "web/tracker-close-issue-0",
     "web/miniwob.click-checkboxes",
     "web/miniwob.login-user",
+    "web/webarena.shop-kettle-price",
 ]
 
 
@@ -64,6 +66,23 @@ def test_oracle_noop_wrong_on_docker(docker_env, task_id: str) -> None:
     assert scores["oracle"] == 1.0
     assert scores["noop"] == 0.0
     assert scores["wrong"] < 1.0
+
+
+def test_every_web_hack_scores_zero_on_docker(docker_env) -> None:
+    """The attacks aim at the container's sites (their databases and control planes), and fail there too."""
+    task = agentenvs.get_task("web/shop-price-0")
+    docker_env.reset(seed=0, options={"task_id": task.id})
+    assert docker_env.site("shop").db_path.startswith("/tmp/agentenvs-web-shop-")
+    tried = 0
+    for hack in web_hacks():
+        if not hack.applies(task):
+            continue
+        docker_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+        info, _ = play(docker_env, hack.actions(docker_env))
+        assert info.get("error_kind") != "infra", (hack.name, info.get("error"))
+        assert info["score"] == 0.0, (hack.name, info["verifier_detail"])
+        tried += 1
+    assert tried >= 5
 
 
 def test_the_container_has_no_network(docker_env, docker_client) -> None:

@@ -122,6 +122,17 @@ class Daemon:
         self._task()
         return {"hash": self.env._state_hash()}, b""
 
+    def op_sites(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """Where the episode's sites are inside the container (the audit aims its attacks there)."""
+        names = self._task().params.get("sites", [])
+        sites = {n: self.env.site(n) for n in names}
+        return {
+            "sites": {
+                n: {"origin": s.origin, "db_path": str(s.db_path), "control_port": s.control_port}
+                for n, s in sites.items()
+            }
+        }, b""
+
     def op_oracle(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         return {"actions": self.env.oracle_actions(str(req.get("variant", "oracle")))}, b""
 

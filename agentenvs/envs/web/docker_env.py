@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from agentenvs.core.actions import ParsedAction
 from agentenvs.core.checks import Verdict
 from agentenvs.core.env import StepOutcome
 from agentenvs.core.errors import ActionError, InfraError, SandboxError
+from agentenvs.core.registry import tasks_root
 from agentenvs.core.task import Task
 from agentenvs.envs.web.daemon import decode_outcome, encode_action
 from agentenvs.envs.web.env import WebEnv
@@ -43,6 +45,9 @@ class WebContainer:
         self, options: dict[str, Any], *, image: str = IMAGE, memory_mb: int = 2048, ready_timeout: float = 90.0
     ):
         self._sockdir = tempfile.mkdtemp(prefix="agentenvs-web-")
+        # WebArena-format configs are read where the container's package looks for tasks.
+        configs = tasks_root() / "web"
+        tasks = ((str(configs), "/opt/agentenvs/tasks/web", True),) if configs.is_dir() else ()
         spec = SandboxSpec(
             image=image,
             workdir="/tmp",
@@ -54,6 +59,7 @@ class WebContainer:
                 (str(PACKAGE), "/opt/agentenvs/agentenvs", True),
                 (str(cache_dir()), f"{CACHE_MOUNT}/web", True),
                 (self._sockdir, SOCKET_MOUNT, False),
+                *tasks,
             ),
             labels={LABEL: "1"},
         )
@@ -106,6 +112,16 @@ class WebContainer:
         shutil.rmtree(self._sockdir, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class ContainerSite:
+    """A site inside the container, as the audit's attacks see it (its origin, database and control port)."""
+
+    name: str
+    origin: str
+    db_path: str
+    control_port: int
+
+
 class DockerWebEnv(WebEnv):
     """``WebEnv`` with the sites and the browser in a container (``backend="docker"``); see ``WebEnv``.
 
@@ -129,6 +145,13 @@ class DockerWebEnv(WebEnv):
         if self._container is None:
             raise InfraError("the web container is gone")
         return self._container.call(op, **params)
+
+    def site(self, name: str) -> ContainerSite:  # type: ignore[override]
+        """The episode's site in the container (no host process: everything runs in there)."""
+        sites = self._remote("sites")[0]["sites"]
+        if name not in sites:
+            raise KeyError(f"this episode has no {name!r} site")
+        return ContainerSite(name=name, **sites[name])
 
     def fork(self) -> dict[str, str]:
         raise NotImplementedError("forks are the local backend's only; use backend='local' for branching rollouts")
