@@ -49,6 +49,20 @@ class DaemonClient:
             time.sleep(0.02)
         raise DaemonError(f"the {self.name} did not come up within {timeout:g}s")
 
+    def start_in(self, sandbox: Any, command: str, timeout: float, **exec_options: Any) -> None:
+        """Start the daemon detached in ``sandbox`` (its output in a log there) and wait until it answers."""
+        log_path = "/tmp/agentenvs-daemon.log"
+        started = sandbox.exec(
+            ["sh", "-c", f"setsid -f {command} >{log_path} 2>&1 </dev/null"], timeout=30, **exec_options
+        )
+        if started.exit_code != 0:
+            raise DaemonError(f"the {self.name} did not start: {started.output[-400:]}")
+        try:
+            self.wait_ready(timeout, alive=sandbox.alive)
+        except DaemonError as exc:
+            log = sandbox.exec(["cat", log_path], timeout=10).output[-1500:]
+            raise DaemonError(f"{exc}; its log:\n{log}") from None
+
     def _connect(self) -> socket.socket:
         if self._sock is None:
             try:

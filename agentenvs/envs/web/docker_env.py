@@ -74,16 +74,8 @@ class WebContainer:
 
     def _start_daemon(self, options: dict[str, Any], timeout: float) -> None:
         assert self.sandbox is not None
-        argv = f"python3 -m agentenvs.envs.web.daemon --socket {SOCKET_MOUNT}/daemon.sock --options '{json.dumps(options)}'"
-        command = f"setsid -f {argv} >/tmp/agentenvs-daemon.log 2>&1 </dev/null"
-        started = self.sandbox.exec(["sh", "-c", command], timeout=30)
-        if started.exit_code != 0:
-            raise SandboxError(f"the web daemon did not start: {started.output[-400:]}")
-        try:
-            self.client.wait_ready(timeout, alive=self.sandbox.alive)
-        except SandboxError as exc:
-            log = self.sandbox.exec(["cat", "/tmp/agentenvs-daemon.log"], timeout=10).output[-1500:]
-            raise SandboxError(f"{exc}; its log:\n{log}") from None
+        command = f"python3 -m agentenvs.envs.web.daemon --socket {SOCKET_MOUNT}/daemon.sock --options '{json.dumps(options)}'"
+        self.client.start_in(self.sandbox, command, timeout)
 
     def call(self, op: str, deadline: float = 120.0, **params: Any) -> tuple[dict[str, Any], bytes]:
         """One hook in the container; its failures keep their kind (the agent's, infra, or an error)."""
