@@ -44,8 +44,7 @@ MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
 class WebEnv(AgentEnv):
     """A web task. ``screenshot=True`` adds the page's pixels to every observation.
 
-    ``backend="local"`` runs the sites and Chromium on this host; ``"docker"`` runs them in a
-    ``web`` container, network off (``docker_env.py``).
+    ``backend="docker"`` runs the sites and Chromium in a ``web`` container (``docker_env.py``).
 
     Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
     ``prepare_ahead=True`` makes the next episode's context while the agent works on this one:
