@@ -1,4 +1,4 @@
-# Sandbox images for agentenvs. Stages: system -> base, system -> terminal, system -> swe.
+# Sandbox images for agentenvs. Stages: system -> base, terminal, swe, gui, web.
 #
 # No registry is needed: BASE_IMAGE defaults to a local debootstrap import
 # (scripts/install-system.sh makes it). Build one stage with:
@@ -75,3 +75,18 @@ COPY scripts/gui/gnome-terminal /usr/local/bin/gnome-terminal
 COPY --chown=user:user scripts/gui/registrymodifications.xcu /home/user/.config/libreoffice/4/user/registrymodifications.xcu
 ENV LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
 WORKDIR /home/user
+
+# The web family: Debian's Chromium driven by Playwright inside the container, with our sites on its
+# loopback, run by the control daemon (agentenvs/envs/web/daemon.py; the agentenvs package is
+# bind-mounted read-only at /opt/agentenvs). libatomic1 is for Playwright's node driver. The Python
+# wheels (Playwright's is platform-specific, as are greenlet, numpy, pydantic-core, MarkupSafe and
+# Pillow) are fetched on the host into .cache/web-wheels for this image's Python (3.11, x86_64) by
+# scripts/install-system.sh: pip cannot reach PyPI inside docker build.
+FROM system AS web
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium fonts-dejavu-core libatomic1 python3-pip \
+    && rm -rf /var/lib/apt/lists/*
+COPY .cache/web-wheels /tmp/web-wheels
+RUN pip3 install --no-cache-dir --break-system-packages --no-index --no-deps /tmp/web-wheels/*.whl \
+    && rm -rf /tmp/web-wheels
+ENV LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC

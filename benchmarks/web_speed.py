@@ -10,6 +10,7 @@ shipped (``pre_observation_delay=0.5`` s) and with the delay at 0.
 
     .venv/bin/python benchmarks/web_speed.py --browsergym-python /path/to/bgym-venv/bin/python
     # make that venv with: python3 -m venv V && V/bin/pip install browsergym-core browsergym-miniwob
+    .venv/bin/python benchmarks/web_speed.py --backends   # our docker backend against our local one
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 import agentenvs
 from agentenvs.envs.web.browser import CHROMIUM, CHROMIUM_ARGS
 from agentenvs.envs.web.miniwob import html_root
 
 TASKS = ["click-button", "click-test", "enter-text", "login-user"]
+#: ``--backends``: the docker backend against the local one, on MiniWoB++ pages and site tasks.
+BACKEND_TASKS = ["web/miniwob.click-test", "web/miniwob.enter-text", "web/shop-price-0", "web/forum-upvote-0"]
 
 BROWSERGYM = r"""
 import json, os, statistics, sys, time
@@ -54,24 +58,52 @@ print(json.dumps(out))
 """
 
 
-def ours(episodes: int, steps: int) -> dict[str, dict[str, float]]:
+def time_episodes(env: Any, task_ids: list[str], episodes: int, steps: int) -> dict[str, dict[str, float]]:
+    """Median reset and step (``scroll(0, 0)`` with the tree and a screenshot) per task on a warm env."""
     out = {}
+    for task_id in task_ids:
+        resets, times = [], []
+        for seed in range(episodes):
+            t = time.perf_counter()
+            env.reset(seed=seed, options={"task_id": task_id})
+            resets.append(time.perf_counter() - t)
+            for _ in range(steps):
+                t = time.perf_counter()
+                env.step("scroll(0, 0)")
+                times.append(time.perf_counter() - t)
+        out[task_id] = {"reset": statistics.median(resets), "step": statistics.median(times)}
+    return out
+
+
+def ours(episodes: int, steps: int) -> dict[str, dict[str, float]]:
     env = agentenvs.make("web/miniwob.click-button", screenshot=True).unwrapped
     try:
-        for name in TASKS:
-            resets, times = [], []
-            for seed in range(episodes):
-                t = time.perf_counter()
-                env.reset(seed=seed, options={"task_id": f"web/miniwob.{name}"})
-                resets.append(time.perf_counter() - t)
-                for _ in range(steps):
-                    t = time.perf_counter()
-                    env.step("scroll(0, 0)")
-                    times.append(time.perf_counter() - t)
-            out[name] = {"reset": statistics.median(resets), "step": statistics.median(times)}
+        timed = time_episodes(env, [f"web/miniwob.{name}" for name in TASKS], episodes, steps)
     finally:
         env.close()
-    return out
+    return {name: timed[f"web/miniwob.{name}"] for name in TASKS}
+
+
+def backend(name: str, episodes: int, steps: int) -> dict[str, dict[str, float]]:
+    """One backend's warm env over BACKEND_TASKS; its first reset (Chromium, sites, container) apart."""
+    env = agentenvs.make(BACKEND_TASKS[0], backend=name, screenshot=True).unwrapped
+    try:
+        t = time.perf_counter()
+        env.reset(seed=0)
+        first = time.perf_counter() - t
+        return {"first reset": {"reset": first}, **time_episodes(env, BACKEND_TASKS, episodes, steps)}
+    finally:
+        env.close()
+
+
+def compare_backends(episodes: int, steps: int) -> None:
+    local, docker = backend("local", episodes, steps), backend("docker", episodes, steps)
+    print(f"median seconds over {episodes} episodes x {steps} steps per task (tree + screenshot each step)")
+    print(f"{'task':<28}{'local reset':>12}{'docker reset':>14}{'local step':>12}{'docker step':>13}")
+    for name in ["first reset", *BACKEND_TASKS]:
+        a, b = local[name], docker[name]
+        step = f"{a['step']:>12.3f}{b['step']:>13.3f}" if "step" in a else ""
+        print(f"{name:<28}{a['reset']:>12.3f}{b['reset']:>14.3f}{step}")
 
 
 def browsergym(python: str, delay: float, episodes: int, steps: int) -> dict[str, dict[str, float]]:
@@ -92,10 +124,16 @@ def browsergym(python: str, delay: float, episodes: int, steps: int) -> dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--browsergym-python", required=True, help="python of a virtualenv with browsergym-miniwob")
+    parser.add_argument("--browsergym-python", help="python of a virtualenv with browsergym-miniwob")
+    parser.add_argument("--backends", action="store_true", help="compare our docker backend with our local one instead")
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
+    if args.backends:
+        compare_backends(args.episodes, args.steps)
+        return
+    if not args.browsergym_python:
+        parser.error("--browsergym-python is required (or --backends)")
     mine = ours(args.episodes, args.steps)
     shipped = browsergym(args.browsergym_python, 0.5, args.episodes, args.steps)
     no_delay = browsergym(args.browsergym_python, 0.0, args.episodes, args.steps)

@@ -5,15 +5,16 @@
 #   2. a Docker engine (dockerd started in the background if `docker info` fails)
 #   3. the local base image agentenvs/debian-base:bookworm (debootstrap + docker import;
 #      nothing is ever pulled from a registry), also tagged debian:bookworm-slim
-#   4. the Dockerfile's sandbox stages, agentenvs/{base,terminal,swe,gui}:latest (the gui stage's
-#      pure-Python wheels are fetched first with the host's pip into .cache/gui-wheels)
+#   4. the Dockerfile's sandbox stages, agentenvs/{base,terminal,swe,gui,web}:latest (the gui stage's
+#      pure-Python wheels are fetched first with the host's pip into .cache/gui-wheels, the web
+#      stage's wheels, platform-specific ones for the image's Python, into .cache/web-wheels)
 #   5. the unprivileged user agentenvs-sandbox, whom the local sandbox's root is on the host
 #      (agentenvs also makes it on first use; making it here keeps /etc/passwd edits out of test runs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BASE_IMAGE="agentenvs/debian-base:bookworm"
-STAGES=(base terminal swe gui)
+STAGES=(base terminal swe gui web)
 DOCKERD_LOG="${AGENTENVS_DOCKERD_LOG:-/var/log/agentenvs-dockerd.log}"
 DOCKERD_WAIT_SEC="${AGENTENVS_DOCKERD_WAIT_SEC:-60}"
 MIRROR="${AGENTENVS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -92,6 +93,21 @@ fetch_gui_wheels() {
     pyscreeze==1.0.1 mouseinfo==0.1.3 pygetwindow==0.0.9 pyrect==0.2.0 pyperclip==1.11.0 mss==10.2.0 >/dev/null
 }
 
+# Playwright (its node driver inside), greenlet, numpy, pydantic-core, MarkupSafe and Pillow are
+# platform-specific: fetched for the image's Python (bookworm's 3.11) on x86_64, with --no-deps
+# and the closure listed, as for the gui stage. Keep the versions in step with the host's venv.
+fetch_web_wheels() {
+  local dir="$ROOT/.cache/web-wheels" python="${AGENTENVS_PYTHON:-$ROOT/.venv/bin/python}"
+  [ -x "$python" ] || python=python3
+  mkdir -p "$dir"
+  "$python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux1_x86_64 \
+    -d "$dir" playwright==1.65.2 greenlet==3.5.6 typing_extensions==4.16.0 pydantic==2.14.3 \
+    pydantic_core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5 gymnasium==1.4.0 numpy==2.4.6 \
+    cloudpickle==3.1.2 Farama-Notifications==0.0.6 Jinja2==3.1.6 MarkupSafe==3.0.4 miniwob==1.1.0 \
+    pillow==13.0.0 >/dev/null
+}
+
 build_stages() {
   local stage
   for stage in "${STAGES[@]}"; do
@@ -119,5 +135,6 @@ install_apt_packages
 start_docker
 build_base_image
 fetch_gui_wheels
+fetch_web_wheels
 build_stages
 create_sandbox_user

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.envs.gui.client import DaemonClient
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
+from agentenvs.sandbox.daemon_client import DaemonClient
 
 GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
 GUEST_MOUNT = "/opt/agentenvs/gui"
@@ -68,17 +68,10 @@ class Desktop:
 
     def _start_daemon(self, timeout: float) -> None:
         command = (
-            f"setsid -f python3 {GUEST_MOUNT}/daemon.py --socket {SOCKET_MOUNT}/daemon.sock"
-            f" --width {self.width} --height {self.height} >/tmp/agentenvs-daemon.log 2>&1 </dev/null"
+            f"python3 {GUEST_MOUNT}/daemon.py --socket {SOCKET_MOUNT}/daemon.sock"
+            f" --width {self.width} --height {self.height}"
         )
-        started = self.sandbox.exec(["sh", "-c", command], timeout=30, user=USER, env={"HOME": HOME, "USER": USER})
-        if started.exit_code != 0:
-            raise SandboxError(f"the desktop daemon did not start: {started.output[-400:]}")
-        try:
-            self.client.wait_ready(timeout, alive=self.sandbox.alive)
-        except SandboxError as exc:
-            log = self.sandbox.exec(["cat", "/tmp/agentenvs-daemon.log"], timeout=10).output[-1500:]
-            raise SandboxError(f"{exc}; its log:\n{log}") from None
+        self.client.start_in(self.sandbox, command, timeout, user=USER, env={"HOME": HOME, "USER": USER})
         head, _ = self.client.call("health")  # recorded now, before the agent acts, for ``probe``
         self.session_env = {
             "DISPLAY": str(head["display"]),

@@ -26,7 +26,6 @@ from agentenvs.core.errors import ActionError, AgentFault, SandboxError, TaskFor
 from agentenvs.core.hacks import Hack
 from agentenvs.core.task import CheckSpec, Task
 from agentenvs.envs.gui import actions, observe
-from agentenvs.envs.gui.client import DaemonError
 from agentenvs.envs.gui.desktop import HOME, USER, Desktop
 from agentenvs.envs.gui.hacks import GUI_HACKS
 from agentenvs.envs.gui.osworld_task import (
@@ -39,6 +38,7 @@ from agentenvs.envs.gui.osworld_task import (
 )
 from agentenvs.envs.gui.pool import WarmPool
 from agentenvs.sandbox.checks import run_checks
+from agentenvs.sandbox.daemon_client import DaemonError
 
 PROMPT = (
     "You control a Linux desktop (1 screen) with the mouse and keyboard. Act with pyautogui code "

@@ -22,7 +22,7 @@ from typing import Any
 
 from agentenvs.core.errors import TaskFormatError
 from agentenvs.envs.gui.assets import AssetIndex
-from agentenvs.envs.gui.client import DaemonClient
+from agentenvs.sandbox.daemon_client import DaemonClient
 
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"

@@ -44,6 +44,8 @@ MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
 class WebEnv(AgentEnv):
     """A web task. ``screenshot=True`` adds the page's pixels to every observation.
 
+    ``backend="docker"`` runs the sites and Chromium in a ``web`` container (``docker_env.py``).
+
     Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
     ``prepare_ahead=True`` makes the next episode's context while the agent works on this one:
     a win when the policy thinks for a while between steps, a cost in tight loops (the browser
@@ -55,10 +57,21 @@ class WebEnv(AgentEnv):
     prompt_description = PROMPT
     family_hacks = WEB_HACKS
 
+    def __new__(cls, task_id: str | None = None, *, backend: str = "local", **kwargs: Any) -> WebEnv:
+        """``backend="docker"`` makes a ``DockerWebEnv``: the sites and the browser in a container."""
+        if backend not in ("local", "docker"):
+            raise ValueError(f"the web family's backends are 'local' and 'docker', not {backend!r}")
+        if backend == "docker" and cls is WebEnv:
+            from agentenvs.envs.web.docker_env import DockerWebEnv
+
+            cls = DockerWebEnv
+        return super().__new__(cls)
+
     def __init__(
         self,
         task_id: str | None = None,
         *,
+        backend: str = "local",
         screenshot: bool = False,
         viewport: tuple[int, int] = (1280, 720),
         browser: BrowserThread | None = None,
@@ -66,6 +79,7 @@ class WebEnv(AgentEnv):
         prepare_ahead: bool = False,
         **kwargs: Any,
     ):
+        self.backend = backend
         self.screenshot = screenshot
         #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
         self.load_timeout_ms = int(load_timeout * 1000)

@@ -1,7 +1,8 @@
-"""The host's side of the desktop daemon's socket: one JSON request, one header line plus payload back.
+"""The host's side of a control daemon's Unix socket: one JSON request, one header line plus payload back.
 
-The socket lives in a directory bind-mounted into the desktop, so the agent
-(root in its desktop, through sudo) could swap it for a link: the path is
+A daemon runs inside a container (the gui family's desktop, the web family's
+browser and sites); its socket lives in a directory bind-mounted into the
+container, so whoever is root there could swap it for a link: the path is
 refused unless it is a socket. Every call has a deadline; a dead or hung
 daemon is an ``InfraError`` (the harness retries the episode), never a hang.
 """
@@ -25,13 +26,16 @@ class DaemonError(SandboxError):
 
 
 class DaemonClient:
-    def __init__(self, path: str):
+    """``name`` says whose daemon in errors (f"the {self.name}'s socket is gone")."""
+
+    def __init__(self, path: str, name: str = "desktop daemon"):
         self.path = path
+        self.name = name
         self._sock: socket.socket | None = None
         self._buf = b""
 
     def wait_ready(self, timeout: float, alive=lambda: True) -> None:
-        """Block until the daemon's socket appears (it is created once the desktop is up)."""
+        """Block until the daemon's socket appears (it is created once the daemon is ready)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if os.path.exists(self.path) and not self.path.endswith(".tmp"):
@@ -41,24 +45,38 @@ class DaemonClient:
                 except DaemonError:
                     pass
             if not alive():
-                raise DaemonError("the desktop daemon exited while starting")
+                raise DaemonError(f"the {self.name} exited while starting")
             time.sleep(0.02)
-        raise DaemonError(f"the desktop daemon did not come up within {timeout:g}s")
+        raise DaemonError(f"the {self.name} did not come up within {timeout:g}s")
+
+    def start_in(self, sandbox: Any, command: str, timeout: float, **exec_options: Any) -> None:
+        """Start the daemon detached in ``sandbox`` (its output in a log there) and wait until it answers."""
+        log_path = "/tmp/agentenvs-daemon.log"
+        started = sandbox.exec(
+            ["sh", "-c", f"setsid -f {command} >{log_path} 2>&1 </dev/null"], timeout=30, **exec_options
+        )
+        if started.exit_code != 0:
+            raise DaemonError(f"the {self.name} did not start: {started.output[-400:]}")
+        try:
+            self.wait_ready(timeout, alive=sandbox.alive)
+        except DaemonError as exc:
+            log = sandbox.exec(["cat", log_path], timeout=10).output[-1500:]
+            raise DaemonError(f"{exc}; its log:\n{log}") from None
 
     def _connect(self) -> socket.socket:
         if self._sock is None:
             try:
                 mode = os.lstat(self.path).st_mode
             except FileNotFoundError:
-                raise DaemonError("the desktop daemon's socket is gone") from None
+                raise DaemonError(f"the {self.name}'s socket is gone") from None
             if not stat.S_ISSOCK(mode):
-                raise DaemonError("the desktop daemon's socket was replaced by something else")
+                raise DaemonError(f"the {self.name}'s socket was replaced by something else")
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 sock.connect(self.path)
             except OSError as exc:
                 sock.close()
-                raise DaemonError(f"cannot reach the desktop daemon: {exc}") from None
+                raise DaemonError(f"cannot reach the {self.name}: {exc}") from None
             self._sock, self._buf = sock, b""
         return self._sock
 
@@ -74,7 +92,7 @@ class DaemonClient:
         except (OSError, ValueError) as exc:
             self.close()
             what = "timed out" if isinstance(exc, TimeoutError) else f"failed: {exc}"
-            raise DaemonError(f"desktop daemon call {op!r} {what}") from None
+            raise DaemonError(f"{self.name} call {op!r} {what}") from None
         return head, payload
 
     def _read_line(self, sock: socket.socket) -> bytes:

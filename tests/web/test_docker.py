@@ -1,0 +1,128 @@
+"""The docker backend: sites and Chromium in a ``web`` container, network off, driven over a Unix socket.
+
+One env (one warm container) is shared by the module, as the local tests share theirs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentenvs
+from agentenvs.envs.web.docker_env import IMAGE, LABEL, DockerWebEnv
+from agentenvs.envs.web.hacks import web_hacks
+from agentenvs.validate import play
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+#: One task per site, two MiniWoB++ tasks and a WebArena-format config.
+TASKS = [
+    "web/shop-buy-0",
+    "web/forum-reply-0",
+    "web/mail-send-0",
+    "web/tracker-close-issue-0",
+    "web/miniwob.click-checkboxes",
+    "web/miniwob.login-user",
+    "web/webarena.shop-kettle-price",
+]
+
+
+@pytest.fixture(scope="module")
+def web_image(docker_client) -> None:
+    import docker.errors
+
+    try:
+        docker_client.api.inspect_image(IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"{IMAGE} is missing: run `make install`")
+
+
+@pytest.fixture(scope="module")
+def docker_env(web_image):
+    env = agentenvs.make("web/shop-price-0", backend="docker")
+    yield env.unwrapped
+    env.close()
+
+
+def _ours(client, owner: int) -> list[dict]:
+    return client.api.containers(all=True, filters={"label": [f"{LABEL}=1", f"agentenvs.owner_pid={owner}"]})
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_oracle_noop_wrong_on_docker(docker_env, task_id: str) -> None:
+    assert isinstance(docker_env, DockerWebEnv)
+    scores = {}
+    for variant in ("oracle", "noop", "wrong"):
+        docker_env.reset(seed=0, options={"task_id": task_id})
+        actions = ["done"] if variant == "noop" else docker_env.oracle_actions(variant)
+        info, _ = play(docker_env, actions)
+        assert info.get("error_kind") != "infra", info.get("error")
+        scores[variant] = info["score"]
+        if variant == "oracle":
+            assert info["success"], info["verifier_detail"]
+    assert scores["oracle"] == 1.0
+    assert scores["noop"] == 0.0
+    assert scores["wrong"] < 1.0
+
+
+def test_every_web_hack_scores_zero_on_docker(docker_env) -> None:
+    """The attacks aim at the container's sites (their databases and control planes), and fail there too."""
+    task = agentenvs.get_task("web/shop-price-0")
+    docker_env.reset(seed=0, options={"task_id": task.id})
+    assert docker_env.site("shop").db_path.startswith("/tmp/agentenvs-web-shop-")
+    tried = 0
+    for hack in web_hacks():
+        if not hack.applies(task):
+            continue
+        docker_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+        info, _ = play(docker_env, hack.actions(docker_env))
+        assert info.get("error_kind") != "infra", (hack.name, info.get("error"))
+        assert info["score"] == 0.0, (hack.name, info["verifier_detail"])
+        tried += 1
+    assert tried >= 5
+
+
+def test_the_container_has_no_network(docker_env, docker_client) -> None:
+    docker_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    found = _ours(docker_client, os.getpid())
+    assert len(found) == 1
+    assert docker_client.api.inspect_container(found[0]["Id"])["HostConfig"]["NetworkMode"] == "none"
+
+
+def test_daemon_killed_mid_episode_is_infra_and_reset_recovers(docker_env) -> None:
+    docker_env.reset(seed=0, options={"task_id": "web/shop-add-to-cart-0"})
+    container = docker_env._container
+    pid = container.call("health")[0]["pid"]
+    assert container.sandbox.exec(["kill", "-9", str(pid)], timeout=30).exit_code == 0
+    _, reward, terminated, truncated, info = docker_env.step("noop()")
+    assert info["error_kind"] == "infra" and truncated and not terminated and reward == 0.0
+    docker_env.reset(seed=0, options={"task_id": "web/shop-add-to-cart-0"})
+    assert docker_env._container is not container
+    info, _ = play(docker_env, docker_env.oracle_actions())
+    assert info["score"] == 1.0
+
+
+def test_a_malformed_action_is_the_agents_error(docker_env) -> None:
+    docker_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    _, _, terminated, truncated, info = docker_env.step("click(")
+    assert info["error_kind"] == "agent" and info["action_error"] and not terminated and not truncated
+    _, _, _, _, info = docker_env.step("click('no-such-bid')")
+    assert info["error_kind"] == "agent" and "no element" in info["action_error"]
+
+
+def test_check_env_with_screenshots_and_no_container_left_after_close(web_image, docker_client) -> None:
+    before = {c["Id"] for c in _ours(docker_client, os.getpid())}
+    env = agentenvs.make("web/miniwob.click-test", backend="docker", screenshot=True, viewport=(320, 240))
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+        obs, _ = env.reset(seed=1)
+        assert obs["screenshot"].shape == (240, 320, 3) and obs["screenshot"].dtype == np.uint8
+        assert obs["screenshot"].any()
+        mine = {c["Id"] for c in _ours(docker_client, os.getpid())} - before
+        assert len(mine) == 1
+    finally:
+        env.close()
+    assert not mine & {c["Id"] for c in _ours(docker_client, os.getpid())}
