@@ -202,6 +202,19 @@ def _bound(stmt: ast.stmt) -> set[str]:
     return {(a.asname or a.name).split(".")[0] for a in stmt.names}
 
 
+def _is_text_call(node: ast.expr) -> bool:
+    """``repr(x)`` or ``str(x)``: printed as it is, not through another ``repr``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repr", "str")
+
+
+def _unquote(text: str) -> str:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, str) else text
+
+
 def _only(stmt: ast.stmt, used: set[str]) -> ast.stmt:
     """``from m import a, b, c`` cut down to the names the reproduction uses."""
     if isinstance(stmt, ast.ImportFrom):
@@ -222,6 +235,11 @@ def _callee(node: ast.AST, imported: set[str]) -> str | None:
     return None
 
 
+def _clip_line(code: str) -> str:
+    first = code.splitlines()[0] if code else ""
+    return first if len(first) <= 60 and "\n" not in code else first[:57] + "..."
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE] + " ..."
 
@@ -230,8 +248,12 @@ def issue_from_probe(probe: Probe, seen: Observation, repo_name: str, n_failing:
     """The issue: title, the reproduction, expected against actual."""
     before = [stmt for stmt, check in probe.steps[: seen.step] if check is None]
     stmt, check = probe.steps[seen.step]
-    if check is not None:
-        shown: ast.stmt = ast.Expr(
+    actual_text, expected_text = seen.actual, seen.expected
+    if check is not None and _is_text_call(check.actual):
+        shown: ast.stmt = ast.Expr(ast.Call(ast.Name("print", ast.Load()), [check.actual], []))
+        actual_text, expected_text = _unquote(actual_text), _unquote(expected_text)
+    elif check is not None:
+        shown = ast.Expr(
             ast.Call(ast.Name("print", ast.Load()), [ast.Call(ast.Name("repr", ast.Load()), [check.actual], [])], [])
         )
     else:
@@ -241,13 +263,13 @@ def issue_from_probe(probe: Probe, seen: Observation, repo_name: str, n_failing:
     imports = [_only(i, used) for i in probe.imports if _bound(i) & used]
     imported = set().union(*(_bound(i) for i in imports)) if imports else set()
     callee = _callee(check.actual if check is not None else stmt, imported)
-    what = f"`{callee}`" if callee else f"{repo_name}"
+    what = f"`{callee}`" if callee else f"`{_clip_line(ast.unparse(stmt if check is None else check.actual))}`"
     if seen.error:
         title = f"{what} raises {seen.actual.split(':')[0]}"
         expected = seen.expected or ("no exception" if check is None or check.raises is None else "")
     else:
         title = f"{what} gives a wrong result"
-        expected = seen.expected
+        expected = expected_text
     if check is not None and check.raises is not None:
         expected = f"{ast.unparse(check.raises)} raised"
         if not seen.error:
@@ -270,7 +292,7 @@ def issue_from_probe(probe: Probe, seen: Observation, repo_name: str, n_failing:
         "Actual:",
         "",
         "```",
-        _clip(seen.actual),
+        _clip(actual_text if not seen.error else seen.actual),
         "```",
     ]
     if n_failing > 1:
@@ -278,18 +300,19 @@ def issue_from_probe(probe: Probe, seen: Observation, repo_name: str, n_failing:
     return "\n".join(lines) + "\n"
 
 
-LOCATION = re.compile(r"(\S+\.py:\d+|line \d+)")
+LOCATION = re.compile(r'(\S+\.py:\d+|File "[^"]*", line \d+)')
 
 
 def fallback_issue(repo_name: str, messages: list[str], n_failing: int) -> str:
     """When no failing test could be turned into a reproduction: the failure as a user sees it."""
     message = next((m for m in messages if m.strip()), "")
     shown = "\n".join(LOCATION.sub("...", ln) for ln in message.strip().splitlines()[:12]) or "(no message)"
+    cases = f"{n_failing} case{'s' if n_failing != 1 else ''}"
     return (
         f"# Wrong results from {repo_name}\n\n"
-        f"Since the latest change, {repo_name} misbehaves: {n_failing} case{'s' if n_failing != 1 else ''} of "
-        "the project's own test suite fail. The failure reads:\n\n"
-        f"```\n{_clip(shown)}\n```\n\nExpected: the suite passes, as it did before.\n"
+        f"Since the latest change, {repo_name} misbehaves: {cases} of the project's own test suite fail.\n\n"
+        "Expected: they pass, as they did before.\n\n"
+        f"Actual:\n\n```\n{_clip(shown)}\n```\n"
     )
 
 

@@ -41,7 +41,7 @@ from agentenvs.envs.swe.protected import is_test_path
 from agentenvs.envs.swe.suites import SuiteRun, SuiteSandbox
 from agentenvs.envs.swe.synth_output import SynthesisError, SynthesisOutput, git
 from agentenvs.envs.swe.synth_task import TaskSpec, build_task
-from agentenvs.envs.swe.test_scope import TestScope
+from agentenvs.envs.swe.test_scope import RelevantTests
 
 __all__ = ["Progress", "SynthesisError", "SynthesisResult", "snapshot", "synthesize"]
 
@@ -162,7 +162,7 @@ class _Run:
     files: list[str]
     mutations: list[Mutation]
     baseline: set[str]
-    scope: TestScope
+    scope: RelevantTests
     output: SynthesisOutput
     repo_name: str
     test_cmd: str
@@ -228,8 +228,8 @@ def synthesize(
                 boxes.append(SuiteSandbox(pristine, backend=backend, python=python, pytest_args=pytest_args))
             clean_started = time.monotonic()
             baseline_run = boxes[0].run()
-            # A mutant that loops forever is rejected quickly: it gets ten times the clean run.
-            timeout = max(10.0, 10 * (time.monotonic() - clean_started))
+            # A mutant that loops forever is rejected quickly: it gets three times the clean run.
+            timeout = max(10.0, 3 * (time.monotonic() - clean_started))
             excluded = _check_baseline(repo, baseline_run)
             mutations = _mutations(pristine, files)
             if not mutations:
@@ -240,7 +240,7 @@ def synthesize(
                 files,
                 mutations,
                 baseline_run.passed,
-                TestScope(pristine, [f for f in files if f.endswith(".py") and is_test_path(f)]),
+                RelevantTests(pristine, [f for f in files if f.endswith(".py") and is_test_path(f)]),
                 output,
                 repo_name,
                 test_cmd,
@@ -403,12 +403,13 @@ def _task_spec(box: SuiteSandbox, outcome: Outcome, run: _Run) -> TaskSpec:
 
 def _statement(box: SuiteSandbox, outcome: Outcome, run: _Run) -> tuple[str, bool]:
     """An issue from the first failing test that replays as a standalone reproduction."""
-    candidates = sorted(outcome.fail_to_pass, key=lambda t: ("[" in t, len(t)))
-    for test in candidates[:PROBES_PER_TASK]:
+    probes = []
+    for test in sorted(outcome.fail_to_pass, key=lambda t: ("[" in t, len(t))):
         func = run.scope.function(test)
         probe = func and issue_text.probe_for(func, run.scope.text(test.partition("::")[0]))
-        if not probe:
-            continue
+        if probe:
+            probes.append(probe)
+    for probe in probes[:PROBES_PER_TASK]:
         seen = issue_text.read_probe(box.run_python(probe.script(), timeout=min(30.0, run.timeout)))
         if seen is not None:
             return issue_text.issue_from_probe(probe, seen, run.repo_name, len(outcome.fail_to_pass)), True

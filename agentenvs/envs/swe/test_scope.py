@@ -45,7 +45,7 @@ def imports_module(text: str, module: str) -> bool:
     return any(name == module or name.startswith(module + ".") for name in imported_modules(text))
 
 
-class TestScope:
+class RelevantTests:
     """The repository's test files, read once, and the scope of each mutated module."""
 
     def __init__(self, root: Path, test_files: list[str]):
