@@ -67,11 +67,17 @@ def synthesize(
     )
     row = bar.add_task("running the clean suite", total=None, tasks=0)
 
+    last = {"tasks": -1, "phase": ""}
+
     def show(p) -> None:
         description = {"baseline": "running the clean suite", "mutants": "trying mutants"}.get(
             p.phase, "stopping: finishing the mutants in flight (Ctrl-C again to abandon them)"
         )
         bar.update(row, description=description, completed=p.tried, total=p.total or None, tasks=p.tasks)
+        if not err.is_terminal and (p.tasks != last["tasks"] or p.phase != last["phase"] or p.tried % 50 == 0):
+            # No live bar in a log file: a line when something happens, and every 50 mutants.
+            err.print(f"{description}: {p.tried}/{p.total} mutants, {p.tasks} tasks")
+            last.update(tasks=p.tasks, phase=p.phase)
 
     try:
         with bar:

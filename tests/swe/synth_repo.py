@@ -40,7 +40,7 @@ def initials(name, sep=""):
     return sep.join(parts)
 ''',
     "tests/__init__.py": "",
-    "tests/test_nums.py": '''import pytest
+    "tests/test_nums.py": """import pytest
 
 from minilib.nums import clamp, mean, window
 
@@ -69,8 +69,8 @@ def test_mean_empty():
 
 def test_window():
     assert window([1, 2, 3, 4], 2) == [[1, 2], [2, 3], [3, 4]]
-''',
-    "tests/test_text.py": '''from minilib.text import initials, shout
+""",
+    "tests/test_text.py": """from minilib.text import initials, shout
 
 
 def test_shout():
@@ -87,13 +87,13 @@ def test_initials():
 
 def test_initials_sep():
     assert initials("Ada Lovelace", ".") == "A.L"
-''',
-    "tests/test_needs_pkg.py": '''import not_an_installed_package
+""",
+    "tests/test_needs_pkg.py": """import not_an_installed_package
 
 
 def test_uses_it():
     assert not_an_installed_package.ok()
-''',
+""",
 }
 
 

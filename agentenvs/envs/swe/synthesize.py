@@ -23,7 +23,6 @@ written at grading time, whatever the agent did to them.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import random
 import shutil
@@ -35,10 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentenvs.envs.swe import issue_text
 from agentenvs.envs.swe.mutations import Mutation, function_mutations
 from agentenvs.envs.swe.protected import is_test_path
 from agentenvs.envs.swe.suites import SuiteRun, SuiteSandbox
+from agentenvs.envs.swe.synth_kept import Context, Outcome, task_spec
 from agentenvs.envs.swe.synth_output import SynthesisError, SynthesisOutput, git
 from agentenvs.envs.swe.synth_task import TaskSpec, build_task
 from agentenvs.envs.swe.test_scope import RelevantTests
@@ -47,21 +46,6 @@ __all__ = ["Progress", "SynthesisError", "SynthesisResult", "snapshot", "synthes
 
 DEFAULT_PYTHON = "/usr/bin/python3"
 IGNORED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".benchmarks", ".mypy_cache", ".tox", ".venv"})
-PROBES_PER_TASK = 4
-WRONG_CANDIDATES = 4
-
-
-@dataclass
-class Outcome:
-    mutation: Mutation
-    fail_to_pass: list[str] = field(default_factory=list)
-    pass_to_pass: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)  # the failing tests' messages, for a fallback issue
-    reason: str = ""
-
-    @property
-    def kept(self) -> bool:
-        return not self.reason
 
 
 @dataclass(frozen=True)
@@ -160,15 +144,11 @@ class _Run:
 
     pristine: Path
     files: list[str]
-    mutations: list[Mutation]
     baseline: set[str]
-    scope: RelevantTests
+    context: Context
     output: SynthesisOutput
-    repo_name: str
-    test_cmd: str
     max_tasks: int | None
     max_broken: float
-    timeout: float
     on_progress: Callable[[Progress], None] | None
     total: int
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -235,20 +215,10 @@ def synthesize(
             if not mutations:
                 raise SynthesisError(f"{repo}: no function outside the tests could be mutated")
             unique = list({m.key: m for m in _order(mutations, seed)}.values())
+            scope = RelevantTests(pristine, [f for f in files if f.endswith(".py") and is_test_path(f)])
+            context = Context(scope, mutations, timeout, repo_name, test_cmd)
             run = _Run(
-                pristine,
-                files,
-                mutations,
-                baseline_run.passed,
-                RelevantTests(pristine, [f for f in files if f.endswith(".py") and is_test_path(f)]),
-                output,
-                repo_name,
-                test_cmd,
-                max_tasks,
-                max_broken,
-                timeout,
-                on_progress,
-                total=len(unique),
+                pristine, files, baseline_run.passed, context, output, max_tasks, max_broken, on_progress, len(unique)
             )
             interrupted = _run_mutants(boxes, [m for m in unique if m.key not in output.tried], run)
         finally:
@@ -341,15 +311,15 @@ def _try(box: SuiteSandbox, mutation: Mutation, run: _Run) -> None:
     box.write(mutation.path, mutation.source.encode("utf-8"))
     spec: TaskSpec | None = None
     try:
-        suite = box.run(run.timeout)
+        suite = box.run(run.context.timeout)
         outcome = _judge(mutation, suite, run.baseline, run.max_broken)
         if outcome.kept:
             still = run.baseline & suite.passed
-            outcome.pass_to_pass = run.scope.pass_to_pass(mutation.path, outcome.fail_to_pass, still)
+            outcome.pass_to_pass = run.context.scope.pass_to_pass(mutation.path, outcome.fail_to_pass, still)
             if not outcome.pass_to_pass:
                 outcome.reason = "no passing test in scope"
         if outcome.kept:
-            spec = _task_spec(box, outcome, run)
+            spec = task_spec(box, outcome, run.context)
     finally:
         box.write(mutation.path, original)
     if spec is None:
@@ -373,75 +343,3 @@ def _tried(mutation: Mutation, run: _Run) -> None:
     run.tried += 1
     run.output.record_tried(mutation.key)
     run.progress()
-
-
-def _task_spec(box: SuiteSandbox, outcome: Outcome, run: _Run) -> TaskSpec:
-    """The issue, the difficulty and a wrong fix, read off the mutant while it is in the sandbox."""
-    m = outcome.mutation
-    statement, reproduced = _statement(box, outcome, run)
-    failing_sources = []
-    for test in outcome.fail_to_pass[:20]:
-        func = run.scope.function(test)
-        if func is not None:
-            failing_sources.append(ast.unparse(func))
-    level, signals = issue_text.difficulty(m.category, len(outcome.fail_to_pass), m.function, failing_sources)
-    digest = hashlib.sha256(f"{m.path}\0{m.source}".encode()).hexdigest()[:10]
-    return TaskSpec(
-        instance_id=f"synth__{run.repo_name}-{digest}",
-        repo_name=run.repo_name,
-        mutation=m,
-        fail_to_pass=outcome.fail_to_pass,
-        pass_to_pass=outcome.pass_to_pass,
-        statement=statement,
-        wrong_source=_wrong_fix(box, outcome, run),
-        difficulty=level,
-        difficulty_signals=signals,
-        reproduced=reproduced,
-        test_cmd=run.test_cmd,
-    )
-
-
-def _statement(box: SuiteSandbox, outcome: Outcome, run: _Run) -> tuple[str, bool]:
-    """An issue from the first failing test that replays as a standalone reproduction."""
-    probes = []
-    for test in sorted(outcome.fail_to_pass, key=lambda t: ("[" in t, len(t))):
-        func = run.scope.function(test)
-        probe = func and issue_text.probe_for(func, run.scope.text(test.partition("::")[0]))
-        if probe:
-            probes.append(probe)
-    for probe in probes[:PROBES_PER_TASK]:
-        seen = issue_text.read_probe(box.run_python(probe.script(), timeout=min(30.0, run.timeout)))
-        if seen is not None:
-            return issue_text.issue_from_probe(probe, seen, run.repo_name, len(outcome.fail_to_pass)), True
-    return issue_text.fallback_issue(run.repo_name, outcome.messages, len(outcome.fail_to_pass)), False
-
-
-def _wrong_fixes(outcome: Outcome, run: _Run) -> list[str]:
-    """Plausible wrong fixes, most plausible first: the right spot changed to another wrong value, then
-    a change near the bug that leaves it in place (fixing a symptom, not the cause)."""
-    m = outcome.mutation
-    same_site = [o.source for o in run.mutations if o.site == m.site and o.key != m.key]
-    delta = len(m.edit.replacement) - (m.edit.end - m.edit.start)
-    elsewhere = []
-    for o in sorted(run.mutations, key=lambda o: abs(o.line - m.line)):
-        if o.path != m.path or o.function != m.function or o.site == m.site:
-            continue
-        if o.edit.end <= m.edit.start:
-            elsewhere.append(o.edit.apply(m.source))
-        elif o.edit.start >= m.edit.end:
-            shifted = type(o.edit)(o.edit.start + delta, o.edit.end + delta, o.edit.replacement)
-            elsewhere.append(shifted.apply(m.source))
-    return [*same_site[:2], *elsewhere][:WRONG_CANDIDATES]
-
-
-def _wrong_fix(box: SuiteSandbox, outcome: Outcome, run: _Run) -> str | None:
-    """The first candidate the tests prove wrong (some FAIL_TO_PASS or PASS_TO_PASS test still fails)."""
-    m = outcome.mutation
-    named = set(outcome.fail_to_pass) | set(outcome.pass_to_pass)
-    files = sorted({t.partition("::")[0] for t in named})
-    for source in _wrong_fixes(outcome, run):
-        box.write(m.path, source.encode("utf-8"))
-        result = box.run(run.timeout, files=files)
-        if result.exit_code in (0, 1) and named - result.passed:
-            return source
-    return None
