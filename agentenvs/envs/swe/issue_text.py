@@ -307,11 +307,12 @@ def fallback_issue(repo_name: str, messages: list[str], n_failing: int) -> str:
     """When no failing test could be turned into a reproduction: the failure as a user sees it."""
     message = next((m for m in messages if m.strip()), "")
     shown = "\n".join(LOCATION.sub("...", ln) for ln in message.strip().splitlines()[:12]) or "(no message)"
-    cases = f"{n_failing} case{'s' if n_failing != 1 else ''}"
+    cases = f"{n_failing} cases" if n_failing != 1 else "1 case"
+    verb = "fail" if n_failing != 1 else "fails"
     return (
         f"# Wrong results from {repo_name}\n\n"
-        f"Since the latest change, {repo_name} misbehaves: {cases} of the project's own test suite fail.\n\n"
-        "Expected: they pass, as they did before.\n\n"
+        f"Since the latest change, {repo_name} misbehaves: {cases} of the project's own test suite {verb}.\n\n"
+        f"Expected: {'they pass' if n_failing != 1 else 'it passes'}, as before.\n\n"
         f"Actual:\n\n```\n{_clip(shown)}\n```\n"
     )
 

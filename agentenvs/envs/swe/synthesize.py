@@ -124,7 +124,9 @@ def _order(mutations: list[Mutation], seed: int) -> list[Mutation]:
 def _judge(mutation: Mutation, run: SuiteRun, baseline: set[str], max_broken: float) -> Outcome:
     outcome = Outcome(mutation)
     if run.exit_code not in (0, 1):
-        outcome.reason = "suite did not run"
+        outcome.reason = (
+            "suite timed out" if run.exit_code == -1 else f"suite did not run (pytest exit {run.exit_code})"
+        )
         return outcome
     outcome.fail_to_pass = sorted(baseline - run.passed)
     failing = set(outcome.fail_to_pass)
