@@ -210,8 +210,9 @@ def synthesize(
                 boxes.append(SuiteSandbox(pristine, backend=backend, python=python, pytest_args=pytest_args))
             clean_started = time.monotonic()
             baseline_run = boxes[0].run()
-            # A mutant that loops forever is rejected quickly: it gets three times the clean run.
-            timeout = max(10.0, 3 * (time.monotonic() - clean_started))
+            # A mutant that loops forever is rejected: it gets six times the clean run, at least 30 s (a
+            # failing suite runs slower than a passing one, and a loaded machine slower still).
+            timeout = max(30.0, 6 * (time.monotonic() - clean_started))
             excluded = _check_baseline(repo, baseline_run)
             mutations = _mutations(pristine, files)
             if not mutations:
