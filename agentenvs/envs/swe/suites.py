@@ -40,9 +40,18 @@ class SuiteRun:
 class SuiteSandbox:
     """One sandbox holding a copy of the repository, in which its suite runs again and again."""
 
-    def __init__(self, tree: Path, *, backend: str = "local", python: str = "python3", image: str = DEFAULT_IMAGE):
+    def __init__(
+        self,
+        tree: Path,
+        *,
+        backend: str = "local",
+        python: str = "python3",
+        image: str = DEFAULT_IMAGE,
+        pytest_args: tuple[str, ...] = (),
+    ):
         spec = SandboxSpec(image=image, workdir=REPO, memory_mb=SUITE_MEMORY_MB, pids=512)
         self.python = python
+        self.pytest_args = pytest_args
         self.sandbox: Sandbox = create_sandbox(backend, spec)
         try:
             self.sandbox.put(tree, REPO)
@@ -54,12 +63,18 @@ class SuiteSandbox:
         """Replace one file of the copy (a mutant, or the original put back)."""
         self.sandbox.put(data, f"{REPO}/{path}")
 
-    def run(self, timeout: float = 120.0) -> SuiteRun:
-        """The whole suite with a JUnit report (xunit1 names the files); bounded in time and memory."""
+    def run(self, timeout: float = 120.0, files: list[str] | None = None) -> SuiteRun:
+        """The suite (or the test ``files``) with a JUnit report (xunit1 names the files); bounded.
+
+        A test file that fails to import is reported and the others still run
+        (``--continue-on-collection-errors``): a test needing a package the
+        sandbox lacks is left out, not fatal.
+        """
         report = f"/tmp/suite-{secrets.token_hex(8)}.xml"
+        args = [*self.pytest_args, "--", *files] if files else list(self.pytest_args)
         command = (
             f"rm -f /tmp/suite-*.xml; {shlex.quote(self.python)} -m pytest -q -p no:cacheprovider "
-            f"--junitxml={report} -o junit_family=xunit1"
+            f"--continue-on-collection-errors --junitxml={report} -o junit_family=xunit1 {shlex.join(args)}"
         )
         result = self.sandbox.exec(["bash", "-c", command], timeout=timeout, cwd=REPO, env=SUITE_ENV)
         if result.timed_out:
@@ -70,6 +85,17 @@ class SuiteSandbox:
         except (FileNotFoundError, JUnitError):
             cases = []
         return SuiteRun(result.exit_code, cases, result.output[-2000:])
+
+    def run_python(self, script: str, timeout: float = 30.0) -> str:
+        """Run a Python script in the repository (as a user would, importable from its root); its output."""
+        path = f"/tmp/probe-{secrets.token_hex(8)}.py"
+        self.sandbox.put(script.encode("utf-8"), path)
+        env = {**SUITE_ENV, "PYTHONPATH": f"{REPO}/src:{REPO}"}
+        result = self.sandbox.exec([self.python, path], timeout=timeout, cwd=REPO, env=env)
+        if result.timed_out:
+            self.sandbox.kill_all()
+            return ""
+        return result.output
 
     def close(self) -> None:
         self.sandbox.close()
