@@ -323,6 +323,8 @@ def _try(box: SuiteSandbox, mutation: Mutation, run: _Run) -> None:
                 outcome.reason = "no passing test in scope"
         if outcome.kept:
             spec = task_spec(box, outcome, run.context)
+            if spec.wrong_source is None:  # validation needs a wrong fix the tests prove wrong
+                outcome.reason, spec = "no wrong fix the tests reject", None
     finally:
         box.write(mutation.path, original)
     if spec is None:
