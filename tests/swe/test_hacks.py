@@ -10,6 +10,7 @@ import pytest
 from agentenvs.core.task import load_task
 from agentenvs.envs.swe.env import SWEEnv
 from agentenvs.envs.swe.hacks import swe_hacks
+from agentenvs.envs.swe.repo import repository_refused
 from tests.swe.swe_helpers import TASKS
 
 HACK_TASKS = ["agentenvs__calcy-0001", "agentenvs__tabkit-0002"]
@@ -70,3 +71,17 @@ def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
         assert _play(env, lambda e: e.oracle_actions("oracle"))["score"] == 1.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "stderr", "agents_doing"),
+    [
+        (128, "fatal: not a git repository (or any parent up to mount point /)\n", True),
+        (1, "bash: line 3: cd: /testbed: No such file or directory\n", True),
+        (1, "error: object file .git/objects/ab/cd is empty\nfatal: loose object abcd is corrupt\n", True),
+        (137, "", False),  # killed without a word: the machinery's failure
+        (-1, "", False),
+    ],
+)
+def test_only_a_repository_git_refuses_is_the_agents_doing(exit_code, stderr, agents_doing):
+    assert repository_refused(exit_code, stderr, "/testbed") is agents_doing

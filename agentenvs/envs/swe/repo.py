@@ -122,7 +122,17 @@ trap 'rm -f {i}' EXIT
     result = sandbox.exec(["bash", "-c", script], timeout=timeout, cwd="/")
     if result.timed_out:
         raise SandboxError(f"reading the repository's changes at {workdir} timed out after {timeout:g}s")
-    if result.exit_code != 0 or marker not in result.stdout:
+    if result.exit_code == 0 and marker in result.stdout:
+        status, _, diff = result.stdout.partition(marker + "\n")
+        return RepoState(status=status.rstrip("\n"), diff=diff)
+    if repository_refused(result.exit_code, result.stderr, workdir):
         raise UnreadableRepository(f"git could not read the repository at {workdir}: {result.output[-600:]}")
-    status, _, diff = result.stdout.partition(marker + "\n")
-    return RepoState(status=status.rstrip("\n"), diff=diff)
+    raise SandboxError(
+        f"reading the repository's changes at {workdir} failed (exit {result.exit_code}): {result.output[-600:]}"
+    )
+
+
+def repository_refused(exit_code: int, stderr: str, workdir: str) -> bool:
+    """Whether git (exit 128, ``fatal:``) or ``cd`` said the repository is not there or not readable,
+    as opposed to the command dying without a word (killed, or the exec failing), which is infra."""
+    return exit_code == 128 or "fatal:" in stderr or f"cd: {workdir}" in stderr
