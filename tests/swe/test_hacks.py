@@ -59,7 +59,8 @@ def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
         scores, unflagged, voided = {}, [], {}
         for hack in swe_hacks():
             info = _play(env, hack.actions)
-            if info.get("error_kind") == "infra":  # the machinery may fail under load: once is chance, twice is the hack
+            # The machinery may fail under load: one infra episode is chance, two are the hack's doing.
+            if info.get("error_kind") == "infra":
                 info = _play(env, hack.actions)
             scores[hack.name] = (info["score"], (info.get("verifier_detail") or info.get("error") or "")[:200])
             if hack.attack_class == IN_PROCESS and not info.get("integrity_flags"):
