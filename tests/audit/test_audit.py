@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import agentenvs
 from agentenvs.audit import HackResult, TaskAudit, judge, plan, run_plan
 from agentenvs.cli import app
-from agentenvs.core.hacks import NOOP, TRIVIAL
+from agentenvs.core.hacks import NOOP, TRIVIAL, Hack
 from agentenvs.core.task import Task, load_task
 from agentenvs.envs.terminal import hacks as terminal_hacks
 
@@ -226,3 +226,26 @@ def test_audit_tables_cut_long_evidence_and_verbose_prints_it_whole(
     assert "--verbose shows them" in cut and "the end of the error" not in cut
     cli_module._print_audit([audit], "local", {}, verbose=True)
     assert "the end of the error" in capsys.readouterr().out
+
+
+def test_an_episode_that_does_not_start_is_played_once_more() -> None:
+    """Once is the machinery's chance; a hack that stops its episode every time is still reported."""
+    task = agentenvs.get_task(SOUND_TASK)
+    calls = {"flaky": 0}
+
+    def flaky(env: object) -> list[str]:
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise RuntimeError("the first try fails")
+        return ["done"]
+
+    def broken(env: object) -> list[str]:
+        raise RuntimeError("every try fails")
+
+    hacks = [Hack("flaky", TRIVIAL, "fails once", flaky), Hack("broken", TRIVIAL, "fails always", broken)]
+    (audit,) = run_plan([(task, NOOP), *[(task, h) for h in hacks]], {"backend": "local"}, jobs=1)
+    flaky_result, broken_result = audit.results
+    assert flaky_result.ran and flaky_result.attempts == 2 and flaky_result.score == 0.0
+    assert not broken_result.ran and broken_result.attempts == 2 and "every try fails" in broken_result.error
+    assert audit.baseline.attempts == 1
+    assert [e.hack for e in audit.errors] == ["broken"]
