@@ -220,7 +220,7 @@ def test_audit_tables_cut_long_evidence_and_verbose_prints_it_whole(
     error = "SandboxError: " + "x" * 300 + " the end of the error"
     result = HackResult("terminal/t", "kill-everything", "crash", None, error_kind="infra", error=error)
     audit = TaskAudit("terminal/t", HackResult("terminal/t", "done", "trivial", 0.0), [result])
-    monkeypatch.setattr(cli_module.console, "width", 400)
+    monkeypatch.setenv("COLUMNS", "400")  # read at each print; setting console.width would pin it for later tests
     assert cli_module._print_audit([audit], "local", {}) is False
     cut = capsys.readouterr().out
     assert "--verbose shows them" in cut and "the end of the error" not in cut

@@ -83,7 +83,9 @@ def test_the_repository_code_never_runs_on_this_host(tmp_path, backend):
         "def test_sub():\n    assert sub(5, 3) == 2\n"
     )
     result = synthesize(repo, tmp_path / "out", max_tasks=1, jobs=1, backend=backend)
-    assert len(result.tasks) == 1 and result.baseline_tests == 2
+    # The clean suite and every mutant's suite imported lib.py (in the sandbox); whether a mutant
+    # became a task (one-line functions leave no wrong fix to prove) does not matter here.
+    assert result.baseline_tests == 2 and result.tried == result.total_mutants == 2
     assert not marker.exists()
 
 
