@@ -26,10 +26,15 @@ from agentenvs.sandbox.docker_engine import (
     SNAPSHOT_REPO,
     docker_client,
     ignore_missing,
-    missing_image_error,
     owner_labels,
 )
-from agentenvs.sandbox.docker_exec import ContainerProcesses, DockerExecTransport, as_sandbox_error, run_exec_bounded
+from agentenvs.sandbox.docker_exec import (
+    ContainerProcesses,
+    DockerExecTransport,
+    as_sandbox_error,
+    creation_error,
+    run_exec_bounded,
+)
 from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
 from agentenvs.sandbox.state_checker import StateChecker
 
@@ -160,11 +165,7 @@ class DockerSandbox:
                 detach=True,
             )["Id"]
         except Exception as exc:
-            import docker.errors
-
-            if isinstance(exc, docker.errors.ImageNotFound):
-                raise missing_image_error(image) from None
-            raise as_sandbox_error(exc, f"create from {image}") from None
+            raise creation_error(exc, image, f"create from {image}") from None
         try:
             self._api.start(container)
         except Exception as exc:

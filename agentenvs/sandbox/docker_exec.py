@@ -25,6 +25,7 @@ from typing import Any
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import ExecResult
 from agentenvs.sandbox.cgroups import Cgroups
+from agentenvs.sandbox.docker_engine import missing_image_error
 from agentenvs.sandbox.procs import wait_gone
 
 MAX_EXEC_OUTPUT = 8 * 1024 * 1024
@@ -418,6 +419,15 @@ def run_exec_bounded(
 def _never_started(result: ExecResult) -> bool:
     said = result.stdout + result.stderr
     return _EXEC_START_FAILED in said or (result.exit_code == 125 and _WRAPPER_FORK_FAILED in result.stderr)
+
+
+def creation_error(exc: Exception, image: str, what: str) -> SandboxError:
+    """A failed ``create_container``: a missing image says how to get it; anything else as below."""
+    import docker.errors
+
+    if isinstance(exc, docker.errors.ImageNotFound):
+        return missing_image_error(image)
+    return as_sandbox_error(exc, what)
 
 
 def as_sandbox_error(exc: Exception, what: str) -> SandboxError:

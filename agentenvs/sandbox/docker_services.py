@@ -28,8 +28,8 @@ from agentenvs.core.errors import SandboxError, TaskFormatError
 from agentenvs.core.task import Task
 from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.compose import MAIN, ComposePlan, Service, load_compose
-from agentenvs.sandbox.docker_engine import docker_client, ignore_missing, missing_image_error, owner_labels
-from agentenvs.sandbox.docker_exec import as_sandbox_error
+from agentenvs.sandbox.docker_engine import docker_client, ignore_missing, owner_labels
+from agentenvs.sandbox.docker_exec import as_sandbox_error, creation_error
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.docker import DockerSandbox
@@ -120,11 +120,7 @@ class ServiceGroup:
                 detach=True,
             )["Id"]
         except Exception as exc:
-            import docker.errors
-
-            if isinstance(exc, docker.errors.ImageNotFound):
-                raise missing_image_error(image) from None
-            raise as_sandbox_error(exc, f"creating service {service.name}") from None
+            raise creation_error(exc, image, f"creating service {service.name}") from None
         self.containers[service.name] = container
         try:
             self.api.start(container)
