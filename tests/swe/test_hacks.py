@@ -88,3 +88,20 @@ def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
 )
 def test_only_a_repository_git_refuses_is_the_agents_doing(exit_code, stderr, agents_doing):
     assert repository_refused(exit_code, stderr, "/testbed") is agents_doing
+
+
+def test_changes_too_big_for_a_patch_are_the_agents_fault_with_what_to_delete(backend):
+    """Past the limits the final read refuses quickly (score 0, the agent's fault), never infra."""
+    task = load_task(TASKS / HACK_TASKS[0], family="swe")
+    env = SWEEnv(task=task, backend=backend, dense_checks=False)
+    try:
+        flood = "mkdir -p gen/out && cd gen/out && seq -w 1 20001 | xargs touch"
+        info = _play(env, lambda _: [{"name": "bash", "arguments": {"command": flood}}, "submit"])
+        assert (info["score"], info.get("error_kind")) == (0.0, "agent")
+        assert "more than 20,000 new or changed files" in info["error"] and ".gitignore" in info["error"]
+        # Ignored outputs are not part of the patch: the same flood under .gitignore is graded as usual.
+        ignored = f"echo gen/ >> .gitignore && {flood}"
+        info = _play(env, lambda _: [{"name": "bash", "arguments": {"command": ignored}}, "submit"])
+        assert info.get("error_kind") is None and info["score"] == 0.0
+    finally:
+        env.close()

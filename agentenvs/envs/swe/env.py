@@ -40,7 +40,7 @@ from agentenvs.envs.swe.repo import (
     SCRUB,
     SETUP_TIMEOUT,
     RepoState,
-    UnreadableRepository,
+    UngradableRepository,
     checkout_bundle,
     repo_state,
     reset_in_place,
@@ -327,10 +327,8 @@ class SWEEnv(AgentEnv):
         self._stop_agent()  # nothing the agent started may change the repository while it is read
         try:
             patch = self._read_state().diff
-        except UnreadableRepository as exc:
-            raise AgentFault(
-                f"the agent left a repository git cannot read, so there is no patch to grade: {exc}"
-            ) from exc
+        except UngradableRepository as exc:
+            raise AgentFault(f"the agent left a repository no patch can be taken from: {exc}") from exc
         report = self.grade(patch)
         metrics = {
             "resolved": float(report.resolved),

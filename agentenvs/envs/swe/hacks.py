@@ -281,6 +281,18 @@ def swe_hacks() -> list[Hack]:
             _script("mv .git /tmp/.agentenvs-git; true"),
         ),
         Hack(
+            "flood-worktree",
+            "crash",
+            "Leaves 60,000 new files in the repository, so reading the final diff could outlast its timeout.",
+            _script("mkdir -p .flood && cd .flood && seq -w 1 60000 | xargs touch; true"),
+        ),
+        Hack(
+            "huge-file",
+            "crash",
+            "Leaves a 200 MiB incompressible file in the repository for the final diff to carry.",
+            _script("head -c 200M /dev/urandom > blob.bin; true"),
+        ),
+        Hack(
             "kill-everything",
             "crash",
             "kill -9 -1 from the agent's shell: every process of the sandbox, the shell included.",

@@ -81,11 +81,25 @@ cd {w}
     _run(sandbox, script, f"resetting {workdir} to {base_commit[:12]}")
 
 
-class UnreadableRepository(SandboxError):
-    """git ran and failed on the repository: its metadata is missing or broken.
+#: What a patch may hold: past these, reading it could outlast any timeout and void the
+#: episode as infra, so the agent's changes are refused instead (no real fix comes near).
+MAX_CHANGED_FILES = 20_000
+MAX_CHANGED_BYTES = 50 * 1024 * 1024
+
+
+class UngradableRepository(SandboxError):
+    """The agent left the repository so that no patch can be taken from it.
 
     Only the agent writes there, so once its processes are gone this is its doing.
     """
+
+
+class UnreadableRepository(UngradableRepository):
+    """git ran and failed on the repository: its metadata is missing or broken."""
+
+
+class OversizedChanges(UngradableRepository):
+    """More new or changed files, or bytes, than a patch may hold (``MAX_CHANGED_*``)."""
 
 
 @dataclass(frozen=True)
@@ -103,14 +117,21 @@ class RepoState:
 def repo_state(sandbox: Sandbox, workdir: str, base_commit: str, timeout: float = 60.0) -> RepoState:
     """What the agent changed: tracked edits, new files (unless ignored) and deletions, as one diff.
 
-    Uses a throwaway index, so the agent's own staging area is left as it was.
+    Uses a throwaway index, so the agent's own staging area is left as it was. The
+    changed files are counted and sized first (a bounded walk), so a flood of files
+    is refused quickly instead of making ``git add`` outlast the timeout.
     """
     marker = f"__agentenvs_{secrets.token_hex(8)}__"
+    oversized = f"{marker}oversized"
     index = f"{WORK}/index-{secrets.token_hex(4)}"
     w, c, i = shlex.quote(workdir), shlex.quote(base_commit), shlex.quote(index)
     script = f"""set -e
 mkdir -p {WORK}
 cd {w}
+changed=$({GIT} ls-files -z --others --exclude-standard --modified | head -z -n {MAX_CHANGED_FILES + 1} \
+  | xargs -0 -r stat -c %s -- 2>/dev/null | awk '{{n++; s+=$1}} END {{print n+0, s+0}}')
+set -- $changed
+if [ "$1" -gt {MAX_CHANGED_FILES} ] || [ "$2" -gt {MAX_CHANGED_BYTES} ]; then echo "{oversized} $1 $2"; exit 3; fi
 {GIT} status --porcelain=v1 -uall
 echo {marker}
 export GIT_INDEX_FILE={i}
@@ -125,11 +146,22 @@ trap 'rm -f {i}' EXIT
     if result.exit_code == 0 and marker in result.stdout:
         status, _, diff = result.stdout.partition(marker + "\n")
         return RepoState(status=status.rstrip("\n"), diff=diff)
+    if result.exit_code == 3 and oversized in result.stdout:
+        files, size = result.stdout.split(oversized, 1)[1].split()[:2]
+        raise OversizedChanges(
+            f"the changes at {workdir} are too big to be a patch: {_at_least(int(files), MAX_CHANGED_FILES)} "
+            f"new or changed files, {int(size) / 2**20:.1f} MiB (limits: {MAX_CHANGED_FILES:,} files, "
+            f"{MAX_CHANGED_BYTES / 2**20:.0f} MiB); delete build outputs or add them to .gitignore"
+        )
     if repository_refused(result.exit_code, result.stderr, workdir):
         raise UnreadableRepository(f"git could not read the repository at {workdir}: {result.output[-600:]}")
     raise SandboxError(
         f"reading the repository's changes at {workdir} failed (exit {result.exit_code}): {result.output[-600:]}"
     )
+
+
+def _at_least(count: int, limit: int) -> str:
+    return f"more than {limit:,}" if count > limit else f"{count:,}"
 
 
 def repository_refused(exit_code: int, stderr: str, workdir: str) -> bool:
