@@ -126,3 +126,39 @@ def test_check_env_with_screenshots_and_no_container_left_after_close(web_image,
     finally:
         env.close()
     assert not mine & {c["Id"] for c in _ours(docker_client, os.getpid())}
+
+
+CART = "SELECT COUNT(*) FROM cart_items"
+PLACED = "SELECT COUNT(*) FROM orders WHERE status = 'processing' AND created = '2026-11-01'"
+
+
+def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_backend(docker_env) -> None:
+    """Forked at step 3 of the oracle: the branch (another container, then the local backend) starts
+    there and finishes; the parent's database is untouched; the fork files go with the parent."""
+    parent = agentenvs.make("web/shop-buy-0", backend="docker").unwrapped
+    local = agentenvs.make("web/shop-buy-0").unwrapped
+    try:
+        with pytest.raises(RuntimeError, match="reset"):
+            parent.fork()
+        parent.reset(seed=0)
+        plan = parent.oracle_actions()
+        for action in plan[:3]:  # product page, quantity, add to cart
+            parent.step(action)
+        forked = parent.fork()
+        assert set(forked) == {"shop"} and os.path.isfile(forked["shop"])
+        for branch in (docker_env, local):
+            branch.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
+            assert branch.site("shop").query(CART)[0][0] == 1, "the branch starts from the parent's state"
+            info, _ = play(branch, branch.oracle_actions()[3:])
+            assert info["score"] == 1.0 and branch.site("shop").query(PLACED)[0][0] == 1
+        assert parent.site("shop").query(CART)[0][0] == 1 and parent.site("shop").query(PLACED)[0][0] == 0
+        docker_env.reset(seed=0, options={"task_id": "web/shop-buy-0"})
+        assert docker_env.site("shop").query(CART)[0][0] == 0, "a plain reset is the snapshot again"
+        with pytest.raises(ValueError, match="no such site"):
+            docker_env.reset(seed=0, options={"task_id": "web/forum-reply-0", "fork": forked})
+    finally:
+        parent.close()
+        local.close()
+    assert not os.path.exists(forked["shop"]), "closing the parent removes its forks"
+    with pytest.raises(ValueError, match="is gone"):
+        docker_env.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})

@@ -21,6 +21,7 @@ import os
 import signal
 import socketserver
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,7 @@ class Daemon:
             env._end()
         task = get_task(f"web/{req['task_id']}")
         env._task = task
+        env._pending_fork = {str(k): str(v) for k, v in (req.get("fork") or {}).items()}
         head, payload = encode_outcome(env._begin(task, int(req["seed"])))
         return {**head, "utterance": env._utterance}, payload
 
@@ -132,6 +134,18 @@ class Daemon:
                 for n, s in sites.items()
             }
         }, b""
+
+    def op_fork(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """The episode's databases backed up into ``dest`` (in the host-mounted socket directory)."""
+        self._task()
+        dest = Path(req["dest"])
+        dest.mkdir(parents=True, exist_ok=True)
+        return {"forked": self.env.fork_into(dest)}, b""
+
+    def op_query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """A read-only query on one of the episode's site databases."""
+        self._task()
+        return {"rows": self.env.site(str(req["site"])).query(str(req["sql"]), list(req.get("params") or []))}, b""
 
     def op_oracle(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         return {"actions": self.env.oracle_actions(str(req.get("variant", "oracle")))}, b""

@@ -14,7 +14,8 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ IMAGE = "agentenvs/web:latest"
 SOCKET_MOUNT = "/run/agentenvs-web"
 CACHE_MOUNT = "/opt/agentenvs-cache"
 LABEL = "agentenvs.web"
+#: Under the socket directory: files passed between the host and the container (forks).
+SHARED = "shared"
 
 
 class WebContainer:
@@ -96,6 +99,26 @@ class WebContainer:
         except SandboxError:
             return False
 
+    def share(self, host_path: str | Path) -> str:
+        """Copy a host file into the socket directory; its path as the container sees it."""
+        name = f"{uuid.uuid4().hex}-{Path(host_path).name}"
+        Path(self._sockdir, SHARED).mkdir(exist_ok=True)
+        shutil.copyfile(host_path, Path(self._sockdir, SHARED, name))
+        return f"{SOCKET_MOUNT}/{SHARED}/{name}"
+
+    def unshare(self, container_path: str) -> None:
+        Path(self._sockdir, Path(container_path).relative_to(SOCKET_MOUNT)).unlink(missing_ok=True)
+
+    def take(self, container_path: str, dest_dir: Path) -> str:
+        """Move a file the container wrote under the socket directory to ``dest_dir`` on the host."""
+        relative = Path(container_path).relative_to(SOCKET_MOUNT)
+        source = Path(self._sockdir, relative)
+        if ".." in relative.parts or not source.is_file():
+            raise InfraError(f"the web container did not write {container_path}")
+        dest = dest_dir / source.name
+        shutil.move(source, dest)
+        return str(dest)
+
     def close(self) -> None:
         self.client.close()
         if self.sandbox is not None:
@@ -112,12 +135,19 @@ class ContainerSite:
     origin: str
     db_path: str
     control_port: int
+    env: DockerWebEnv = field(repr=False, compare=False)
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[list[Any]]:
+        """A read-only query on the site's database, as ``SiteProcess.query`` on the local backend."""
+        return self.env._remote("query", site=self.name, sql=sql, params=params or [])[0]["rows"]
 
 
 class DockerWebEnv(WebEnv):
     """``WebEnv`` with the sites and the browser in a container (``backend="docker"``); see ``WebEnv``.
 
-    Forks are the local backend's only (``fork`` says so).
+    A fork is the same value on both backends (site name -> a database file on the host),
+    so a branch may start on either: ``fork`` carries the backups out of the container
+    through the socket directory, and a reset with ``{"fork": ...}`` carries them in.
     """
 
     def __init__(self, task_id: str | None = None, *, image: str = IMAGE, **kwargs: Any):
@@ -143,14 +173,18 @@ class DockerWebEnv(WebEnv):
         sites = self._remote("sites")[0]["sites"]
         if name not in sites:
             raise KeyError(f"this episode has no {name!r} site")
-        return ContainerSite(name=name, **sites[name])
+        return ContainerSite(name=name, env=self, **sites[name])
 
     def fork(self) -> dict[str, str]:
-        raise NotImplementedError("forks are the local backend's only; use backend='local' for branching rollouts")
+        """Back up this episode's site databases to files on the host (see ``WebEnv.fork``)."""
+        if self._task is None or self._container is None:
+            raise RuntimeError("call reset() before fork()")
+        where = f"{SOCKET_MOUNT}/{SHARED}/fork-{uuid.uuid4().hex}"
+        forked = self._remote("fork", dest=where)[0]["forked"]
+        home = self._fork_home()
+        return {name: self._container.take(path, home) for name, path in forked.items()}
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
-        if self._pending_fork:
-            raise NotImplementedError("forks are the local backend's only")
         if self._container is not None and not self._container.healthy():
             self._container.close()
             self._container = None
@@ -158,9 +192,27 @@ class DockerWebEnv(WebEnv):
             self._container = WebContainer(self._options(), image=self.image)
         for name in task.params.get("sites", []):
             snapshot(name)  # made on the host, read-only in the container
-        head, payload = self._remote("begin", task_id=task.id, seed=seed)
+        shared = self._shared_fork(task)
+        try:
+            head, payload = self._remote("begin", task_id=task.id, seed=seed, fork=shared)
+        finally:
+            for path in shared.values():
+                self._container.unshare(path)
         self._utterance = head.get("utterance")
         return decode_outcome(head, payload)
+
+    def _shared_fork(self, task: Task) -> dict[str, str]:
+        """The pending fork's databases copied where the container reads them."""
+        assert self._container is not None
+        sites = set(task.params.get("sites", []))
+        shared = {}
+        for name, path in self._pending_fork.items():
+            if name not in sites:
+                raise ValueError(f"the fork has a {name!r} database, but {task.full_id} has no such site")
+            if not Path(path).is_file():
+                raise ValueError(f"the fork's {name} database {path} is gone: a fork lives until its env closes")
+            shared[name] = self._container.share(path)
+        return shared
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         head, payload = self._remote("act", action=encode_action(action))
@@ -194,3 +246,6 @@ class DockerWebEnv(WebEnv):
         if self._container is not None:
             container, self._container = self._container, None
             container.close()
+        if self._fork_dir is not None:
+            self._fork_dir.cleanup()
+            self._fork_dir = None

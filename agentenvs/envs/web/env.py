@@ -166,11 +166,20 @@ class WebEnv(AgentEnv):
         """
         if self._task is None:
             raise RuntimeError("call reset() before fork()")
+        return self.fork_into(self._fork_home())
+
+    def _fork_home(self) -> Path:
+        """Where this env keeps its forks on the host: they live until it closes."""
         if self._fork_dir is None:
             self._fork_dir = tempfile.TemporaryDirectory(prefix="agentenvs-web-fork-")
+        return Path(self._fork_dir.name)
+
+    def fork_into(self, directory: Path) -> dict[str, str]:
+        """Back up each of the episode's site databases into ``directory``: site name -> file."""
+        assert self._task is not None
         forked = {}
         for name in self._task.params.get("sites", []):
-            dest = Path(self._fork_dir.name) / f"{name}-{uuid.uuid4().hex}.sqlite"
+            dest = directory / f"{name}-{uuid.uuid4().hex}.sqlite"
             self.site(name).control("/fork", {"dest": str(dest)})
             forked[name] = str(dest)
         return forked
