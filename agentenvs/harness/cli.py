@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,12 +53,17 @@ def _flag(option: str) -> str:
 
 
 def _parse_env_args(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; a VALUE that reads as JSON (``true``, ``3``, ``[800, 600]``) is that
+    value, anything else a string (``screenshot=false`` must not be the truthy "false")."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise _fail(f"--env-arg takes KEY=VALUE, got {pair!r}")
-        out[key] = value
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
     return out
 
 
@@ -191,7 +197,12 @@ def run_command(
     env_timeout: Annotated[float | None, typer.Option(help="deadline of one env call, seconds")] = None,
     episode_timeout: Annotated[float | None, typer.Option(help="deadline of one episode, seconds")] = None,
     max_infra_retries: Annotated[int, typer.Option(min=0, help="attempts after an infrastructure failure")] = 2,
-    env_arg: Annotated[list[str] | None, typer.Option(help="KEY=VALUE passed to every env (repeatable)")] = None,
+    env_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE passed to every env (repeatable); VALUE is JSON if it parses (true, 3, [800, 600]), else a string"
+        ),
+    ] = None,
     images: Annotated[bool, typer.Option(help="save screenshots in the trajectories")] = True,
     policy_feedback: Annotated[
         bool,

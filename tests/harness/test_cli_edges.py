@@ -145,3 +145,18 @@ def test_a_refused_huge_action_is_kept_as_a_bounded_prefix_and_its_size(tmp_path
     assert refused["chars"] == 5_000_000 and refused["prefix"] == "x" * 1000 and refused["type"] == "str"
     assert "larger than the limit" in refused["why"]
     assert step["policy"]["message_chars"] == 5_000_000 and len(step["policy"]["message"]) == 100_000
+
+
+def test_env_args_read_json_values_so_false_is_false(tmp_path):
+    """`--env-arg screenshot=false` once reached the env as the truthy string "false"."""
+    from agentenvs.harness.cli import _parse_env_args
+
+    assert _parse_env_args(["a=false", "b=[800, 600]", "c=plain text", "d="]) == {
+        "a": False, "b": [800, 600], "c": "plain text", "d": ""}  # fmt: skip
+    out = tmp_path / "run"
+    result = invoke("run", "textgame/coin-easy-0", "--policy", "random", "--out", str(out), "--no-progress",
+                    "--env-arg", "max_steps=3")  # fmt: skip
+    assert result.exit_code == 0, result.stdout
+    assert json.loads((out / "run.json").read_text())["config"]["env_kwargs"] == {"max_steps": 3}
+    (steps,) = [RunDir(out).read_steps("textgame/coin-easy-0", 0)]
+    assert len(steps) <= 4, "the env got 3, not the string '3'"
