@@ -154,8 +154,9 @@ def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_back
         assert parent.site("shop").query(CART)[0][0] == 1 and parent.site("shop").query(PLACED)[0][0] == 0
         docker_env.reset(seed=0, options={"task_id": "web/shop-buy-0"})
         assert docker_env.site("shop").query(CART)[0][0] == 0, "a plain reset is the snapshot again"
-        with pytest.raises(ValueError, match="no such site"):
-            docker_env.reset(seed=0, options={"task_id": "web/forum-reply-0", "fork": forked})
+        for branch in (docker_env, local):
+            with pytest.raises(ValueError, match="no such site"):
+                branch.reset(seed=0, options={"task_id": "web/forum-reply-0", "fork": forked})
     finally:
         parent.close()
         local.close()

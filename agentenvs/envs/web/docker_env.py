@@ -204,15 +204,7 @@ class DockerWebEnv(WebEnv):
     def _shared_fork(self, task: Task) -> dict[str, str]:
         """The pending fork's databases copied where the container reads them."""
         assert self._container is not None
-        sites = set(task.params.get("sites", []))
-        shared = {}
-        for name, path in self._pending_fork.items():
-            if name not in sites:
-                raise ValueError(f"the fork has a {name!r} database, but {task.full_id} has no such site")
-            if not Path(path).is_file():
-                raise ValueError(f"the fork's {name} database {path} is gone: a fork lives until its env closes")
-            shared[name] = self._container.share(path)
-        return shared
+        return {name: self._container.share(path) for name, path in self._fork_for(task).items()}
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         head, payload = self._remote("act", action=encode_action(action))

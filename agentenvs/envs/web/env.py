@@ -174,6 +174,16 @@ class WebEnv(AgentEnv):
             self._fork_dir = tempfile.TemporaryDirectory(prefix="agentenvs-web-fork-")
         return Path(self._fork_dir.name)
 
+    def _fork_for(self, task: Task) -> dict[str, str]:
+        """The pending fork, checked against the task: a site it lacks, or a file gone, is the caller's error."""
+        sites = set(task.params.get("sites", []))
+        for name, path in self._pending_fork.items():
+            if name not in sites:
+                raise ValueError(f"the fork has a {name!r} database, but {task.full_id} has no such site")
+            if not Path(path).is_file():
+                raise ValueError(f"the fork's {name} database {path} is gone: a fork lives until its env closes")
+        return dict(self._pending_fork)
+
     def fork_into(self, directory: Path) -> dict[str, str]:
         """Back up each of the episode's site databases into ``directory``: site name -> file."""
         assert self._task is not None
@@ -188,6 +198,7 @@ class WebEnv(AgentEnv):
         spec = task.params
         self._begin_browser()
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
+        fork = self._fork_for(task)
         if spec["kind"] == "miniwob":
             origin = miniwob.origin()
             url = f"{origin}/miniwob/{spec['name']}.html"
@@ -199,8 +210,8 @@ class WebEnv(AgentEnv):
             for name in spec["sites"]:
                 site = self.site(name)
                 site.control("/reset")
-                if name in self._pending_fork:
-                    site.control("/adopt", {"source": self._pending_fork[name]})
+                if name in fork:
+                    site.control("/adopt", {"source": fork[name]})
                 if spec.get("persona"):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": session_cookie(name), "value": sid, "url": site.origin})
