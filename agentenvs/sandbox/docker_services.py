@@ -14,7 +14,9 @@ At the seal the side services keep running (they hold state the verifier
 may read, e.g. a database the task asks to fill); the agent's container is
 stopped, and the verifier's container joins the network in its place. The
 agent never had a shell in a side service, so it cannot have left a process
-there; what a service does on a request is the task's code.
+there; what a service does on a request is the task's code. Each service's writable
+layer and each volume are held to the task's ``storage_mb`` (:mod:`.docker_disk`):
+an agent that makes a service write without end finds the service killed.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentenvs.core.errors import SandboxError, TaskFormatError
 from agentenvs.core.task import Task
 from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.compose import MAIN, ComposePlan, Service, load_compose
+from agentenvs.sandbox.docker_disk import disk_guard
 from agentenvs.sandbox.docker_engine import docker_client, ignore_missing, owner_labels
 from agentenvs.sandbox.docker_exec import as_sandbox_error, creation_error
 
@@ -49,6 +53,8 @@ class ServiceGroup:
         self.network = ""
         self.volumes: dict[str, str] = {}
         self.containers: dict[str, str] = {}
+        #: Keys of what the disk guard watches for this group (service layers and volumes).
+        self.watched: list[str] = []
         self._spec = spec
         self._images = images
         self._timeout = timeout
@@ -69,7 +75,9 @@ class ServiceGroup:
                 labels=self._labels,
             )["Id"]
             for name in self.plan.volumes:
-                self.volumes[name] = self.api.create_volume(f"{self.project}-{name}", labels=self._labels)["Name"]
+                volume = self.api.create_volume(f"{self.project}-{name}", labels=self._labels)
+                self.volumes[name] = volume["Name"]
+                self._guard(f"volume:{volume['Name']}", volume.get("Mountpoint"))
         except Exception as exc:
             raise as_sandbox_error(exc, "creating the compose network and volumes") from None
         for service in self.plan.services:
@@ -126,7 +134,21 @@ class ServiceGroup:
             self.api.start(container)
         except Exception as exc:
             raise as_sandbox_error(exc, f"starting service {service.name}") from None
+        upper = self.api.inspect_container(container).get("GraphDriver", {}).get("Data", {}).get("UpperDir")
+        self._guard(container, upper)
         return str(container)
+
+    def _guard(self, key: str, path: str | None) -> None:
+        """Past ``storage_mb`` under ``path``, every side service is killed: which one writes is unknown."""
+        if not path:
+            return
+
+        def exceeded(used: int) -> None:
+            for container in list(self.containers.values()):
+                ignore_missing(self.api.kill, container)
+
+        disk_guard().watch(key, Path(path), self._spec.storage_mb, exceeded)
+        self.watched.append(key)
 
     def wait_for(self, deps: dict[str, str], deadline: float, *, all_healthy: bool = False) -> None:
         """Block until each dependency meets its condition; with ``all_healthy`` every service that
@@ -181,6 +203,9 @@ class ServiceGroup:
 
     def release(self) -> None:
         """Remove the side containers, then the network and the volumes. Safe to call twice."""
+        for key in self.watched:
+            disk_guard().forget(key)
+        self.watched.clear()
         for container in self.containers.values():
             ignore_missing(self.api.remove_container, container, force=True, v=True)
         self.containers.clear()

@@ -270,3 +270,32 @@ def test_a_multi_step_compose_task_resumes_on_the_services_network(tmp_path: Pat
         assert [s["reward"] for s in info["task_steps"]] == [1.0, 1.0] and info["score"] == 1.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("where", ["/tmp/fill", "/data/fill"])
+def test_a_service_made_to_write_past_the_disk_limit_is_killed(where: str, tmp_path: Path, docker_client: Any) -> None:
+    """In its writable layer or in a volume: the agent cannot fill the host's disk through a service."""
+    import shutil
+
+    from agentenvs.sandbox.docker_disk import disk_guard
+
+    task = tmp_path / "kv-fill"
+    shutil.copytree(TASKS / "kv-fill", task)
+    with (task / "task.toml").open("a") as toml:
+        toml.write("storage_mb = 32\n")
+    api = docker_client.api
+    env = agentenvs.make(task, backend="docker")
+    try:
+        env.reset(seed=0)
+        group = env.unwrapped.sandbox._group
+        kv = group.containers["kv"]
+        watched = list(group.watched)
+        assert len(watched) == 2 and set(watched) <= set(disk_guard()._watched)  # the service's layer, its volume
+        # What a service does when the agent asks it to store without end, done directly.
+        run = api.exec_create(kv, ["sh", "-c", f"head -c 48M /dev/zero > {where}"])
+        api.exec_start(run["Id"])
+        disk_guard().check_now()
+        assert api.inspect_container(kv)["State"]["Running"] is False
+    finally:
+        env.close()
+    assert not (set(watched) & set(disk_guard()._watched)), "closing forgets the watches"
