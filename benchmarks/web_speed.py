@@ -11,19 +11,25 @@ shipped (``pre_observation_delay=0.5`` s) and with the delay at 0.
     .venv/bin/python benchmarks/web_speed.py --browsergym-python /path/to/bgym-venv/bin/python
     # make that venv with: python3 -m venv V && V/bin/pip install browsergym-core browsergym-miniwob
     .venv/bin/python benchmarks/web_speed.py --backends   # our docker backend against our local one
+    .venv/bin/python benchmarks/web_speed.py --phases     # where our reset and step spend their time
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import functools
 import json
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
 import agentenvs
+from agentenvs.envs.web import env as web_env
+from agentenvs.envs.web import lanes, miniwob, session
 from agentenvs.envs.web.browser import CHROMIUM, CHROMIUM_ARGS
 from agentenvs.envs.web.miniwob import html_root
 
@@ -58,8 +64,14 @@ print(json.dumps(out))
 """
 
 
-def time_episodes(env: Any, task_ids: list[str], episodes: int, steps: int) -> dict[str, dict[str, float]]:
-    """Median reset and step (``scroll(0, 0)`` with the tree and a screenshot) per task on a warm env."""
+def time_episodes(
+    env: Any, task_ids: list[str], episodes: int, steps: int, think: float = 0.0
+) -> dict[str, dict[str, float]]:
+    """Median reset and step (``scroll(0, 0)`` with the tree and a screenshot) per task on a warm env.
+
+    ``think``: seconds the "agent" takes after each observation, untimed (a policy's own time,
+    during which the env prepares the next episode on its other browser lane).
+    """
     out = {}
     for task_id in task_ids:
         resets, times = [], []
@@ -71,14 +83,15 @@ def time_episodes(env: Any, task_ids: list[str], episodes: int, steps: int) -> d
                 t = time.perf_counter()
                 env.step("scroll(0, 0)")
                 times.append(time.perf_counter() - t)
+                time.sleep(think)
         out[task_id] = {"reset": statistics.median(resets), "step": statistics.median(times)}
     return out
 
 
-def ours(episodes: int, steps: int) -> dict[str, dict[str, float]]:
+def ours(episodes: int, steps: int, think: float) -> dict[str, dict[str, float]]:
     env = agentenvs.make("web/miniwob.click-button", screenshot=True).unwrapped
     try:
-        timed = time_episodes(env, [f"web/miniwob.{name}" for name in TASKS], episodes, steps)
+        timed = time_episodes(env, [f"web/miniwob.{name}" for name in TASKS], episodes, steps, think)
     finally:
         env.close()
     return {name: timed[f"web/miniwob.{name}"] for name in TASKS}
@@ -106,6 +119,81 @@ def compare_backends(episodes: int, steps: int) -> None:
         print(f"{name:<28}{a['reset']:>12.3f}{b['reset']:>14.3f}{step}")
 
 
+#: ``--phases``: (owner, attribute, label) of each timed phase, outermost first.
+PHASES = [
+    (web_env.WebEnv, "_end", "close the last context (queued on its lane)"),
+    (lanes.Lanes, "take", "wait for the session prepared ahead"),
+    (session.Session, "open", "new context + tab"),
+    (miniwob, "load", "load the MiniWoB++ page"),
+    (session.Session, "activate", "open the origins to the context"),
+    (miniwob, "start", "seed + start the episode"),
+    (session.Session, "act", "the action (+ its load wait)"),
+    (web_env.WebEnv, "_miniwob_state", "read MiniWoB's reward"),
+    (web_env.WebEnv, "_outcome", "observation (all of it)"),
+    (session, "describe_page", "  the tree (bids, one evaluate)"),
+    (session.Session, "_pixels", "  the screenshot"),
+    (web_env.WebEnv, "_open", "prepare the next episode (other lane, overlaps)"),
+]
+
+
+def phases(episodes: int, steps: int, prepare_ahead: bool, think: float) -> None:
+    """Time each phase of our reset and step (wrapping the env's own functions; ms per reset or step)."""
+    section, ahead = {"now": ""}, threading.local()
+    spent: dict[tuple[str, str], float] = collections.defaultdict(float)
+
+    def timed(fn: Any, label: str) -> Any:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            nested = getattr(ahead, "on", False)
+            ahead.on = nested or label.startswith("prepare")
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                where = "ahead" if nested or label.startswith("prepare") else section["now"]
+                spent[(where, label)] += time.perf_counter() - t
+                ahead.on = nested
+
+        return run
+
+    for owner, name, label in PHASES:
+        setattr(owner, name, timed(getattr(owner, name), label))
+    env = agentenvs.make("web/miniwob.click-button", screenshot=True, prepare_ahead=prepare_ahead).unwrapped
+    counts = collections.Counter()
+    totals = collections.defaultdict(float)
+    try:
+        env.reset(seed=0)
+        spent.clear()
+        for name in TASKS:
+            for seed in range(episodes):
+                section["now"] = "reset"
+                t = time.perf_counter()
+                env.reset(seed=seed, options={"task_id": f"web/miniwob.{name}"})
+                totals["reset"] += time.perf_counter() - t
+                counts["reset"] += 1
+                for _ in range(steps):
+                    section["now"] = "step"
+                    t = time.perf_counter()
+                    env.step("scroll(0, 0)")
+                    totals["step"] += time.perf_counter() - t
+                    counts["step"] += 1
+                    section["now"] = "think"
+                    time.sleep(think)
+    finally:
+        env.close()
+    print(f"mean ms per reset / step over {episodes} episodes x {steps} steps x {len(TASKS)} tasks")
+    print(f"{'phase':<50}{'reset':>8}{'step':>8}")
+    for _, _, label in PHASES:
+        r, s = spent.get(("reset", label), 0.0), spent.get(("step", label), 0.0)
+        if r or s:
+            print(f"{label:<50}{1000 * r / counts['reset']:>8.1f}{1000 * s / counts['step']:>8.1f}")
+    print(
+        f"{'total':<50}{1000 * totals['reset'] / counts['reset']:>8.1f}{1000 * totals['step'] / counts['step']:>8.1f}"
+    )
+    a = spent.get(("ahead", PHASES[-1][2]), 0.0)
+    print(f"{'prepared ahead on the other lane, per episode':<50}{1000 * a / counts['reset']:>8.1f}")
+
+
 def browsergym(python: str, delay: float, episodes: int, steps: int) -> dict[str, dict[str, float]]:
     cfg = {
         "html": str(html_root()),
@@ -126,18 +214,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--browsergym-python", help="python of a virtualenv with browsergym-miniwob")
     parser.add_argument("--backends", action="store_true", help="compare our docker backend with our local one instead")
+    parser.add_argument("--phases", action="store_true", help="time the phases of our reset and step instead")
+    parser.add_argument("--no-prepare-ahead", action="store_true", help="--phases with prepare_ahead=False")
+    parser.add_argument("--think", type=float, default=0.0, help="untimed seconds the agent takes per step (ours)")
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
     if args.backends:
         compare_backends(args.episodes, args.steps)
         return
+    if args.phases:
+        phases(args.episodes, args.steps, not args.no_prepare_ahead, args.think)
+        return
     if not args.browsergym_python:
         parser.error("--browsergym-python is required (or --backends)")
-    mine = ours(args.episodes, args.steps)
+    mine = ours(args.episodes, args.steps, args.think)
     shipped = browsergym(args.browsergym_python, 0.5, args.episodes, args.steps)
     no_delay = browsergym(args.browsergym_python, 0.0, args.episodes, args.steps)
     print(f"median seconds over {args.episodes} episodes x {args.steps} steps per task (tree + screenshot each step)")
+    print(f"our agent takes {args.think} s per step (untimed); BrowserGym's none")
     print(f"{'task':<14}{'what':<7}{'ours':>8}{'bgym':>8}{'ratio':>8}{'bgym d=0':>10}{'ratio':>8}")
     for name in TASKS:
         for what in ("reset", "step"):

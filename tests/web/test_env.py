@@ -87,14 +87,56 @@ def test_submit_and_fail_count_as_answer_and_infeasible(web_env) -> None:
     assert info["score"] == 1.0
 
 
-def test_prepared_context_is_used_by_the_next_reset() -> None:
-    env = agentenvs.make("web/miniwob.click-test", prepare_ahead=True).unwrapped
+def _contexts() -> int:
+    """Contexts open in this process's browsers (both lanes)."""
+    from agentenvs.envs.web.browser import LANES, shared_browser
+
+    return sum(shared_browser(lane).call(lambda b: len(b.contexts)) for lane in range(LANES))
+
+
+def test_prepared_page_is_used_by_the_next_reset_of_its_task() -> None:
+    env = agentenvs.make("web/miniwob.click-test").unwrapped
     try:
         env.reset(seed=0)
-        spare = env._spare.result(timeout=60)
+        spare = env._lanes.spare
+        assert spare is not None and spare.lane != env._lanes.lane
+        prepared = spare.future.result(timeout=60)
+        assert prepared.page.url.endswith("/miniwob/click-test.html")
         first = env._session
+        obs, _ = env.reset(seed=1)
+        assert env._session is prepared and env._session is not first and env._lanes.lane == spare.lane
+        info, _ = play(env, env.oracle_actions())
+        assert info["score"] == 1.0
+        assert obs["text"] and "click-test" in env._session.page.url
+    finally:
+        env.close()
+
+
+def test_prepared_page_for_another_task_is_discarded_and_nothing_outlives_close() -> None:
+    before = _contexts()
+    env = agentenvs.make("web/miniwob.click-test").unwrapped
+    try:
+        env.reset(seed=0)
+        prepared = env._lanes.spare.future.result(timeout=60)
+        obs, _ = env.reset(seed=0, options={"task_id": "web/miniwob.enter-text"})
+        assert env._session is not prepared and env._session.page.url.endswith("/miniwob/enter-text.html")
+        assert "textbox" in obs["text"]
+        info, _ = play(env, env.oracle_actions())
+        assert info["score"] == 1.0
+        # A site task takes the context prepared for any task, with its persona's cookie set at reset.
+        env.reset(seed=0, options={"task_id": "web/shop-order-count-0"})
+        assert "Signed in as" in env.step("noop()")[0]["text"]
+    finally:
+        env.close()
+    assert _contexts() == before
+
+
+def test_without_prepare_ahead_one_lane_does_everything() -> None:
+    env = agentenvs.make("web/miniwob.click-test", prepare_ahead=False).unwrapped
+    try:
+        env.reset(seed=0)
         env.reset(seed=1)
-        assert env._session is spare and env._session is not first
+        assert env._lanes.spare is None and env._lanes.lane == 0
         info, _ = play(env, env.oracle_actions())
         assert info["score"] == 1.0
     finally:

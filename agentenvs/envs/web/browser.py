@@ -4,6 +4,8 @@ Playwright's sync API binds to the thread that started it, while the harness
 calls envs from worker threads (and Gymnasium's vector envs from others).
 So every browser call is marshalled to a single owner thread; envs in the
 same process share the browser and each episode gets a fresh context.
+A second lane (another thread and Chromium) prepares the next episode while
+the agent works on this one: the sync API cannot do two things at once.
 """
 
 from __future__ import annotations
@@ -90,16 +92,20 @@ class BrowserThread:
             self._thread.join(timeout=30)
 
 
-_SHARED: BrowserThread | None = None
+_SHARED: dict[int, BrowserThread] = {}
 _LOCK = threading.Lock()
+#: Episodes alternate between the lanes: one runs this episode while the other prepares the next.
+LANES = 2
 
 
-def shared_browser() -> BrowserThread:
-    """The process's browser, started on first use (one browser per worker process)."""
-    global _SHARED
+def shared_browser(lane: int = 0) -> BrowserThread:
+    """The process's browser for ``lane``, started on first use (one browser per lane per worker process)."""
+    if not 0 <= lane < LANES:
+        raise ValueError(f"lane must be in 0..{LANES - 1}, not {lane}")
     with _LOCK:
-        if _SHARED is None or not _SHARED.connected():
-            if _SHARED is not None:
-                _SHARED.close()
-            _SHARED = BrowserThread()
-        return _SHARED
+        current = _SHARED.get(lane)
+        if current is None or not current.connected():
+            if current is not None:
+                current.close()
+            current = _SHARED[lane] = BrowserThread()
+        return current

@@ -14,7 +14,6 @@ import hashlib
 import json
 import tempfile
 import uuid
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,9 @@ from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task
 from agentenvs.envs.web import checks, miniwob
 from agentenvs.envs.web.actions import PROMPT, SIGNATURES, Call, bind, parse_calls, tool_schemas
-from agentenvs.envs.web.browser import BrowserThread, shared_browser
+from agentenvs.envs.web.browser import BrowserThread
 from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
+from agentenvs.envs.web.lanes import Lanes
 from agentenvs.envs.web.plans import resolve_plan
 from agentenvs.envs.web.session import BrowserActionError, Page, Session
 from agentenvs.envs.web.sites import session_cookie
@@ -47,9 +47,9 @@ class WebEnv(AgentEnv):
     ``backend="docker"`` runs the sites and Chromium in a ``web`` container (``docker_env.py``).
 
     Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
-    ``prepare_ahead=True`` makes the next episode's context while the agent works on this one:
-    a win when the policy thinks for a while between steps, a cost in tight loops (the browser
-    thread makes it before the next step), so it is off by default.
+    ``prepare_ahead`` (on by default) makes the next episode's context, and loads its MiniWoB++
+    page, on a second browser lane while the agent works on this one (``lanes.py``); off, one
+    Chromium does everything in turn.
     """
 
     family = "web"
@@ -76,7 +76,7 @@ class WebEnv(AgentEnv):
         viewport: tuple[int, int] = (1280, 720),
         browser: BrowserThread | None = None,
         load_timeout: float = 10.0,
-        prepare_ahead: bool = False,
+        prepare_ahead: bool = True,
         **kwargs: Any,
     ):
         self.backend = backend
@@ -84,10 +84,9 @@ class WebEnv(AgentEnv):
         #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
         self.load_timeout_ms = int(load_timeout * 1000)
         self.prepare_ahead = prepare_ahead
-        self._spare: Future[Session] | None = None
         self.viewport = (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
-        self._browser = browser
+        self._lanes = Lanes(browser, prepare_ahead)
         self._sites: dict[str, SiteProcess] = {}
         self._session: Session | None = None
         self._messages: list[str] = []
@@ -113,14 +112,8 @@ class WebEnv(AgentEnv):
 
     @property
     def browser(self) -> BrowserThread:
-        if self._browser is None or not self._browser.alive:
-            self._browser = shared_browser()
-        return self._browser
-
-    def _begin_browser(self) -> None:
-        """A reset after Chromium died gets a new one (the episode that saw it die ended as infra)."""
-        if self._browser is None or not self._browser.connected():
-            self._browser = shared_browser()
+        """The browser thread the current episode runs on."""
+        return self._lanes.thread()
 
     def _call(self, fn: Any) -> Any:
         """Run ``fn(browser)`` on the browser thread; Chromium dying under it is infra, not the agent's doing.
@@ -196,15 +189,14 @@ class WebEnv(AgentEnv):
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         spec = task.params
-        self._begin_browser()
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
         fork = self._fork_for(task)
         if spec["kind"] == "miniwob":
             origin = miniwob.origin()
             url = f"{origin}/miniwob/{spec['name']}.html"
             max_ms = int(task.config.agent.timeout_sec * 1000)
-            self._session = self._fresh_session({origin}, [], None)
-            self._utterance = self._call(lambda b: self._start_miniwob(url, seed, max_ms))
+            self._session = self._fresh_session(url, {origin}, [], None)
+            self._utterance = self._call(lambda b: miniwob.start(self._session.page, seed, max_ms))
         else:
             cookies = []
             for name in spec["sites"]:
@@ -216,37 +208,44 @@ class WebEnv(AgentEnv):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": session_cookie(name), "value": sid, "url": site.origin})
             allowed = {self.site(n).origin for n in spec["sites"]}
-            self._session = self._fresh_session(allowed, cookies, task.dir("uploads"))
+            self._session = self._fresh_session(None, allowed, cookies, task.dir("uploads"))
             start = self.site_url(spec["start"])
             self._call(lambda b: self._session.goto(start))
         outcome = self._outcome()
         if self.prepare_ahead:
-            # The next episode's context is made while the agent thinks about this one.
-            self._spare = self.browser.submit(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+            # The next episode (guessed to be this task again) is made on the other lane while the agent works.
+            self._lanes.prepare(self._spare_key(task), lambda b, t=task: self._open(b, t))
         return outcome
 
-    def _fresh_session(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> Session:
-        """The context prepared ahead (if it is still good), else a new one, opened to the episode's origins."""
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            try:
-                session = spare.result(timeout=120)
-                self._call(lambda b: session.activate(allowed, cookies, uploads))
-                return session
-            except Exception:  # noqa: BLE001 - a spare from a browser that has since died: make a new one
-                pass
-        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
-        self._call(lambda b: session.activate(allowed, cookies, uploads))
+    def _spare_key(self, task: Task) -> str | None:
+        """What a prepared session is good for: a MiniWoB++ task's page, or any site task (``None``)."""
+        return f"{miniwob.origin()}/miniwob/{task.params['name']}.html" if task.params["kind"] == "miniwob" else None
+
+    def _open(self, browser: Any, task: Task) -> Session:
+        """A fresh context for ``task`` (on the browser thread); a MiniWoB++ task's page loaded in it."""
+        session = Session.open(browser, self.viewport, self.load_timeout_ms)
+        url = self._spare_key(task)
+        if url is not None:
+            session.activate({miniwob.origin()}, [], None)
+            miniwob.load(session, url)
+        if self.screenshot:
+            session.cdp(session.page)
         return session
 
-    def _start_miniwob(self, url: str, seed: int, max_ms: int) -> str:
-        assert self._session is not None
-        self._session.goto(url)
-        page = self._session.page
-        page.wait_for_function("() => typeof core !== 'undefined' && WOB_TASK_READY", timeout=10_000)
-        utterance = page.evaluate(miniwob.START, [seed, max_ms])
-        page.wait_for_function("() => WOB_TASK_READY", timeout=10_000)
-        return str(utterance)
+    def _fresh_session(
+        self, page: str | None, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None
+    ) -> Session:
+        """The session prepared ahead if it was made for ``page``, else a new one; opened to the episode's origins."""
+        session = self._lanes.take(page)
+        if session is None:
+            self._lanes.revive()  # a reset after Chromium died gets a new one (that episode ended as infra)
+            session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+            self._call(lambda b: session.activate(allowed, cookies, uploads))
+            if page is not None:
+                self._call(lambda b: miniwob.load(session, page))
+            return session
+        self._call(lambda b: session.activate(allowed, cookies, uploads))
+        return session
 
     def _observation(self, outcome: StepOutcome) -> dict[str, Any]:
         obs = super()._observation(outcome)
@@ -389,19 +388,10 @@ class WebEnv(AgentEnv):
     def _end(self) -> None:
         if self._session is not None:
             session, self._session = self._session, None
-            try:
-                self._call(lambda b: session.close())
-            except Exception:  # noqa: BLE001 - a crashed context is gone anyway
-                pass
+            self._lanes.retire(session)
 
     def _release(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            try:
-                session = spare.result(timeout=120)
-                self._call(lambda b: session.close())
-            except Exception:  # noqa: BLE001 - a spare of a dead browser is gone already
-                pass
+        self._lanes.release()
         if self._fork_dir is not None:
             self._fork_dir.cleanup()
             self._fork_dir = None

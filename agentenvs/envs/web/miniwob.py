@@ -39,10 +39,24 @@ START = """([seed, maxMs]) => {
   const stats = document.getElementById('reward-display');
   if (stats) stats.setAttribute('aria-hidden', 'true');
   core.startEpisodeReal();
-  return core.getUtterance();
+  return {utterance: core.getUtterance(), ready: !!WOB_TASK_READY};
 }"""
 STATE = """() => ({done: WOB_DONE_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL,
   reason: WOB_REWARD_REASON === null ? null : String(WOB_REWARD_REASON), end: window.__agentenvsEnd || null})"""
+
+
+def load(session: Any, url: str) -> None:
+    """Load a task's page in an episode's ``Session`` (browser thread) until MiniWoB's core is ready."""
+    session.goto(url)
+    session.page.wait_for_function("() => typeof core !== 'undefined' && WOB_TASK_READY", timeout=10_000)
+
+
+def start(page: Any, seed: int, max_ms: int) -> str:
+    """Seed and start the loaded page's episode (browser thread); its utterance."""
+    started = page.evaluate(START, [seed, max_ms])
+    if not started["ready"]:
+        page.wait_for_function("() => WOB_TASK_READY", timeout=10_000)
+    return str(started["utterance"])
 
 
 def html_root() -> Path:

@@ -1,0 +1,109 @@
+"""An env's browser lanes: the episode runs on one while the next episode is prepared on the other.
+
+Playwright's sync API does one thing at a time per thread, so a context made
+"ahead" on the episode's own thread would only delay the agent's next step.
+With ``ahead=True`` episodes alternate between two browser threads (two
+Chromium processes): while the agent works on lane A, lane B opens the next
+episode's fresh context and, for a MiniWoB++ task, loads its page. The next
+reset takes that spare only if it was made for the same key (the same page;
+contexts for site tasks are the same for every task, persona cookies are set
+at activation), discards it otherwise, and a spare whose Chromium died is
+never used. Closing an episode's context is queued on its lane, not waited for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from agentenvs.envs.web.browser import BrowserThread, shared_browser
+from agentenvs.envs.web.session import Session
+
+#: How long a reset waits for a spare still being prepared, or close() for queued closes.
+WAIT_S = 120.0
+
+
+@dataclass
+class Spare:
+    """A session being prepared on ``lane`` for an episode described by ``key``."""
+
+    key: Hashable
+    lane: int
+    future: Future[Session]
+
+
+class Lanes:
+    """The browser threads of one env, the session prepared ahead, and the closes under way."""
+
+    def __init__(self, given: BrowserThread | None, ahead: bool) -> None:
+        self._given = given
+        self.ahead = ahead
+        self._threads: list[BrowserThread | None] = [given, given]
+        #: The lane the current episode runs on.
+        self.lane = 0
+        self._spare: Spare | None = None
+        self._closing: list[Future[Any]] = []
+
+    @property
+    def spare(self) -> Spare | None:
+        return self._spare
+
+    def thread(self, lane: int | None = None) -> BrowserThread:
+        """The browser thread of ``lane`` (the current one by default), started if it is not running."""
+        lane = self.lane if lane is None else lane
+        current = self._threads[lane]
+        if current is None or not current.alive:
+            current = self._threads[lane] = self._given or shared_browser(lane)
+        return current
+
+    def revive(self, lane: int | None = None) -> None:
+        """A new Chromium for a lane whose one died (a reset recovers from infra failures)."""
+        lane = self.lane if lane is None else lane
+        if not self.thread(lane).connected():
+            self._threads[lane] = self._given or shared_browser(lane)
+
+    def take(self, key: Hashable) -> Session | None:
+        """The spare made for ``key`` with its lane made current; ``None`` (and the spare discarded) otherwise."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            session = spare.future.result(timeout=WAIT_S)
+        except Exception:  # noqa: BLE001 - a spare that failed (its browser died, its page did not load) is dropped
+            self.revive(spare.lane)
+            return None
+        if spare.key != key or not self.thread(spare.lane).connected():
+            self.retire(session, spare.lane)
+            return None
+        self.lane = spare.lane
+        return session
+
+    def prepare(self, key: Hashable, make: Callable[[Any], Session]) -> None:
+        """Start making the next episode's session (``make(browser)``) on the other lane."""
+        lane = 1 - self.lane
+        self._spare = Spare(key, lane, self.thread(lane).submit(make))
+
+    def retire(self, session: Session, lane: int | None = None) -> None:
+        """Close a session on its lane without waiting (``release`` waits for the closes)."""
+        self._closing = [f for f in self._closing if not f.done()]
+        try:
+            self._closing.append(self.thread(self.lane if lane is None else lane).submit(lambda b: session.close()))
+        except Exception:  # noqa: BLE001 - a context whose browser thread is gone is gone with it
+            pass
+
+    def release(self) -> None:
+        """Close the spare and wait for every queued close: nothing of this env stays in the browsers."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            try:
+                self.retire(spare.future.result(timeout=WAIT_S), spare.lane)
+            except Exception:  # noqa: BLE001 - a spare of a dead browser is gone already
+                pass
+        closing, self._closing = self._closing, []
+        for future in closing:
+            try:
+                future.result(timeout=WAIT_S)
+            except Exception:  # noqa: BLE001 - a crashed context is gone anyway
+                pass
