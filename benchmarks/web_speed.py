@@ -12,6 +12,10 @@ shipped (``pre_observation_delay=0.5`` s) and with the delay at 0.
     # make that venv with: python3 -m venv V && V/bin/pip install browsergym-core browsergym-miniwob
     .venv/bin/python benchmarks/web_speed.py --backends   # our docker backend against our local one
     .venv/bin/python benchmarks/web_speed.py --phases     # where our reset and step spend their time
+
+Ours runs in a tight loop (the agent takes no time, so the episode prepared
+ahead on the other browser lane competes with the steps for the CPU) and,
+with ``--think X``, again with the agent taking X untimed seconds per step.
 """
 
 from __future__ import annotations
@@ -216,7 +220,12 @@ def main() -> None:
     parser.add_argument("--backends", action="store_true", help="compare our docker backend with our local one instead")
     parser.add_argument("--phases", action="store_true", help="time the phases of our reset and step instead")
     parser.add_argument("--no-prepare-ahead", action="store_true", help="--phases with prepare_ahead=False")
-    parser.add_argument("--think", type=float, default=0.0, help="untimed seconds the agent takes per step (ours)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="also time ours with the agent taking this many untimed seconds per step",
+    )
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
@@ -228,21 +237,26 @@ def main() -> None:
         return
     if not args.browsergym_python:
         parser.error("--browsergym-python is required (or --backends)")
-    mine = ours(args.episodes, args.steps, args.think)
+    tight = ours(args.episodes, args.steps, 0.0)
+    thinking = ours(args.episodes, args.steps, args.think) if args.think else None
     shipped = browsergym(args.browsergym_python, 0.5, args.episodes, args.steps)
     no_delay = browsergym(args.browsergym_python, 0.0, args.episodes, args.steps)
     print(f"median seconds over {args.episodes} episodes x {args.steps} steps per task (tree + screenshot each step)")
-    print(f"our agent takes {args.think} s per step (untimed); BrowserGym's none")
-    print(f"{'task':<14}{'what':<7}{'ours':>8}{'bgym':>8}{'ratio':>8}{'bgym d=0':>10}{'ratio':>8}")
+    runs = [("ours", tight), *([(f"ours t={args.think}", thinking)] if thinking else [])]
+    print("ours t=X: the agent takes X s after each observation (untimed); BrowserGym's agent none")
+    head = "".join(f"{label:>12}{'/bgym':>7}{'/d=0':>7}" for label, _ in runs)
+    print(f"{'task':<14}{'what':<7}{'bgym':>8}{'bgym d=0':>10}{head}")
+
+    def row(name: str, what: str, pick: Any) -> None:
+        b, c = pick(shipped, what), pick(no_delay, what)
+        cells = "".join(f"{pick(m, what):>12.3f}{b / pick(m, what):>6.1f}x{c / pick(m, what):>6.1f}x" for _, m in runs)
+        print(f"{name:<14}{what:<7}{b:>8.3f}{c:>10.3f}{cells}")
+
     for name in TASKS:
         for what in ("reset", "step"):
-            a, b, c = mine[name][what], shipped[name][what], no_delay[name][what]
-            print(f"{name:<14}{what:<7}{a:>8.3f}{b:>8.3f}{b / a:>7.1f}x{c:>10.3f}{c / a:>7.1f}x")
+            row(name, what, lambda m, w, n=name: m[n][w])
     for what in ("reset", "step"):
-        a = statistics.median(mine[n][what] for n in TASKS)
-        b = statistics.median(shipped[n][what] for n in TASKS)
-        c = statistics.median(no_delay[n][what] for n in TASKS)
-        print(f"{'ALL (median)':<14}{what:<7}{a:>8.3f}{b:>8.3f}{b / a:>7.1f}x{c:>10.3f}{c / a:>7.1f}x")
+        row("ALL (median)", what, lambda m, w: statistics.median(m[n][w] for n in TASKS))
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ class WebEnv(AgentEnv):
         self.prepare_ahead = prepare_ahead
         self.viewport = (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
-        self._lanes = Lanes(browser, prepare_ahead)
+        self._lanes = Lanes(browser)
         self._sites: dict[str, SiteProcess] = {}
         self._session: Session | None = None
         self._messages: list[str] = []
@@ -236,15 +236,19 @@ class WebEnv(AgentEnv):
         self, page: str | None, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None
     ) -> Session:
         """The session prepared ahead if it was made for ``page``, else a new one; opened to the episode's origins."""
-        session = self._lanes.take(page)
-        if session is None:
-            self._lanes.revive()  # a reset after Chromium died gets a new one (that episode ended as infra)
-            session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
-            self._call(lambda b: session.activate(allowed, cookies, uploads))
-            if page is not None:
-                self._call(lambda b: miniwob.load(session, page))
-            return session
+        spare = self._lanes.take(page)
+        if spare is not None:
+            try:
+                # A round trip first: a Chromium that died since the spare was made is noticed here.
+                self._call(lambda b: (spare.page.evaluate("0"), spare.activate(allowed, cookies, uploads)))
+                return spare
+            except InfraError:
+                self._lanes.retire(spare)
+        self._lanes.revive()  # a reset after Chromium died gets a new one (that episode ended as infra)
+        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
         self._call(lambda b: session.activate(allowed, cookies, uploads))
+        if page is not None:
+            self._call(lambda b: miniwob.load(session, page))
         return session
 
     def _observation(self, outcome: StepOutcome) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Playwright's sync API does one thing at a time per thread, so a context made
 "ahead" on the episode's own thread would only delay the agent's next step.
-With ``ahead=True`` episodes alternate between two browser threads (two
+With ``prepare_ahead`` (the default) episodes alternate between two browser threads (two
 Chromium processes): while the agent works on lane A, lane B opens the next
 episode's fresh context and, for a MiniWoB++ task, loads its page. The next
 reset takes that spare only if it was made for the same key (the same page;
@@ -37,9 +37,8 @@ class Spare:
 class Lanes:
     """The browser threads of one env, the session prepared ahead, and the closes under way."""
 
-    def __init__(self, given: BrowserThread | None, ahead: bool) -> None:
-        self._given = given
-        self.ahead = ahead
+    def __init__(self, given: BrowserThread | None) -> None:
+        #: A browser given to the env serves both lanes (until it dies: then the process's own are used).
         self._threads: list[BrowserThread | None] = [given, given]
         #: The lane the current episode runs on.
         self.lane = 0
@@ -55,14 +54,14 @@ class Lanes:
         lane = self.lane if lane is None else lane
         current = self._threads[lane]
         if current is None or not current.alive:
-            current = self._threads[lane] = self._given or shared_browser(lane)
+            current = self._threads[lane] = shared_browser(lane)
         return current
 
     def revive(self, lane: int | None = None) -> None:
         """A new Chromium for a lane whose one died (a reset recovers from infra failures)."""
         lane = self.lane if lane is None else lane
         if not self.thread(lane).connected():
-            self._threads[lane] = self._given or shared_browser(lane)
+            self._threads[lane] = shared_browser(lane)
 
     def take(self, key: Hashable) -> Session | None:
         """The spare made for ``key`` with its lane made current; ``None`` (and the spare discarded) otherwise."""
