@@ -109,3 +109,12 @@ def shared_browser(lane: int = 0) -> BrowserThread:
                 current.close()
             current = _SHARED[lane] = BrowserThread()
         return current
+
+
+def forget(lane: int) -> None:
+    """Drop a lane's browser whose thread is stuck (a call on a Chromium killed under it can hang):
+    the next ``shared_browser(lane)`` starts a new one; the old thread ends after its job, if ever."""
+    with _LOCK:
+        stuck = _SHARED.pop(lane, None)
+    if stuck is not None:
+        stuck._jobs.put(None)

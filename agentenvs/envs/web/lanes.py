@@ -7,8 +7,9 @@ Chromium processes): while the agent works on lane A, lane B opens the next
 episode's fresh context and, for a MiniWoB++ task, loads its page. The next
 reset takes that spare only if it was made for the same key (the same page;
 contexts for site tasks are the same for every task, persona cookies are set
-at activation), discards it otherwise, and a spare whose Chromium died is
-never used. Closing an episode's context is queued on its lane, not waited for.
+at activation) and discards it otherwise; the env's first round trip on it
+notices a Chromium that died since (and makes the session afresh); a lane
+stuck on a killed Chromium is replaced. Closing an episode's context is queued on its lane, not waited for.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from agentenvs.envs.web.browser import BrowserThread, shared_browser
+from agentenvs.envs.web.browser import BrowserThread, forget, shared_browser
 from agentenvs.envs.web.session import Session
 
-#: How long a reset waits for a spare still being prepared, or close() for queued closes.
+#: How long close() waits for queued closes.
 WAIT_S = 120.0
+#: How long a reset waits for a spare still being prepared (a context and a page load) before
+#: taking its lane for stuck and making the episode's session afresh.
+SPARE_WAIT_S = 30.0
 
 
 @dataclass
@@ -69,11 +73,15 @@ class Lanes:
         if spare is None:
             return None
         try:
-            session = spare.future.result(timeout=WAIT_S)
+            session = spare.future.result(timeout=SPARE_WAIT_S)
+        except TimeoutError:
+            self._threads[spare.lane] = None
+            forget(spare.lane)
+            return None
         except Exception:  # noqa: BLE001 - a spare that failed (its browser died, its page did not load) is dropped
             self.revive(spare.lane)
             return None
-        if spare.key != key or not self.thread(spare.lane).connected():
+        if spare.key != key:
             self.retire(session, spare.lane)
             return None
         self.lane = spare.lane
