@@ -6,13 +6,15 @@ One env (one warm container) is shared by the module, as the local tests share t
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agentenvs
-from agentenvs.envs.web.docker_env import IMAGE, LABEL, DockerWebEnv
+from agentenvs.envs.web.docker_env import IDLE, IMAGE, LABEL, DockerWebEnv
 from agentenvs.envs.web.hacks import web_hacks
 from agentenvs.validate import play
 
@@ -38,6 +40,13 @@ def web_image(docker_client) -> None:
         docker_client.api.inspect_image(IMAGE)
     except docker.errors.ImageNotFound:
         pytest.skip(f"{IMAGE} is missing: run `make install`")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_idle_containers():
+    """Closed envs give their containers to ``IDLE`` (closed at exit); this module closes them when it ends."""
+    yield
+    IDLE.close_all()
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +122,10 @@ def test_a_malformed_action_is_the_agents_error(docker_env) -> None:
     assert info["error_kind"] == "agent" and "no element" in info["action_error"]
 
 
-def test_check_env_with_screenshots_and_no_container_left_after_close(web_image, docker_client) -> None:
+def test_check_env_with_screenshots_and_a_closed_envs_container_serves_the_next_env(web_image, docker_client) -> None:
+    settings = {"backend": "docker", "screenshot": True, "viewport": (320, 240)}
     before = {c["Id"] for c in _ours(docker_client, os.getpid())}
-    env = agentenvs.make("web/miniwob.click-test", backend="docker", screenshot=True, viewport=(320, 240))
+    env = agentenvs.make("web/miniwob.click-test", **settings)
     try:
         check_env(env.unwrapped, skip_render_check=True)
         obs, _ = env.reset(seed=1)
@@ -125,7 +135,52 @@ def test_check_env_with_screenshots_and_no_container_left_after_close(web_image,
         assert len(mine) == 1
     finally:
         env.close()
-    assert not mine & {c["Id"] for c in _ours(docker_client, os.getpid())}
+    assert mine <= {c["Id"] for c in _ours(docker_client, os.getpid())}, "the container was not kept for the next env"
+    again = agentenvs.make("web/miniwob.click-test", **settings)
+    try:
+        obs, _ = again.reset(seed=2)
+        assert {c["Id"] for c in _ours(docker_client, os.getpid())} - before == mine, "a second container was started"
+        assert obs["screenshot"].any() and "click" in obs["text"].lower()
+    finally:
+        again.close()
+    IDLE.close_all()
+    assert not mine & {c["Id"] for c in _ours(docker_client, os.getpid())}, "an idle container outlived close_all"
+
+
+def test_a_process_that_exits_leaves_no_idle_container(web_image, docker_client) -> None:
+    script = (
+        "import os, agentenvs\n"
+        "env = agentenvs.make('web/miniwob.click-test', backend='docker')\n"
+        "env.reset(seed=0)\n"
+        "env.close()\n"
+        "print(os.getpid())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    child = int(done.stdout.split()[-1])
+    assert _ours(docker_client, child) == [], "the idle container outlived its process"
+
+
+def test_the_next_env_in_a_given_back_container_sees_fresh_databases(web_image) -> None:
+    first = agentenvs.make("web/shop-add-to-cart-0", backend="docker")
+    try:
+        first.reset(seed=0)
+        info, _ = play(first.unwrapped, first.unwrapped.oracle_actions())
+        assert info["score"] == 1.0
+        container = first.unwrapped._container
+        assert first.unwrapped.site("shop").query(CART)[0][0] >= 1
+    finally:
+        first.close()
+    second = agentenvs.make("web/shop-add-to-cart-0", backend="docker")
+    try:
+        second.reset(seed=0)
+        assert second.unwrapped._container is container
+        assert second.unwrapped.site("shop").query(CART) == [[0]]
+        info, _ = play(second.unwrapped, ["done"])
+        assert info["score"] == 0.0
+    finally:
+        second.close()
+        IDLE.close_all()
 
 
 CART = "SELECT COUNT(*) FROM cart_items"

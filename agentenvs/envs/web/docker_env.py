@@ -5,15 +5,21 @@ the agentenvs package bind-mounted read-only, the sites' snapshots read-only, an
 daemon (``daemon.py``) on a socket in a host directory mounted at ``/run/agentenvs-web``.
 ``DockerWebEnv`` owns the episode on the host and calls the daemon's hooks. The container
 stays warm across episodes: a reset is a new browser context and fresh site databases inside
-it, as on the local backend; one whose daemon died is replaced at the next reset.
+it, as on the local backend; one whose daemon died is replaced at the next reset. A closed env
+gives its container back to ``IDLE``, for the next env of this process with the same settings
+(the docker counterpart of the process's shared browser on the local backend): a run or
+``validate`` that makes an env per episode starts a container per lane, not per episode.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +45,9 @@ CACHE_MOUNT = "/opt/agentenvs-cache"
 LABEL = "agentenvs.web"
 #: Under the socket directory: files passed between the host and the container (forks).
 SHARED = "shared"
+#: Idle containers kept per image and settings, and for how long.
+IDLE_MAX = 2
+IDLE_S = 300.0
 
 
 class WebContainer:
@@ -127,6 +136,58 @@ class WebContainer:
         shutil.rmtree(self._sockdir, ignore_errors=True)
 
 
+class IdleContainers:
+    """Containers closed envs gave back, taken by the next env with the same image and settings.
+
+    Only a container whose daemon ended its episode is given back; each reset
+    in it makes a fresh context and fresh databases, as in the env that used
+    it. Past ``IDLE_MAX`` per key or ``IDLE_S`` idle, and at exit, they are closed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[tuple[float, WebContainer]]] = {}
+
+    def take(self, key: str) -> WebContainer | None:
+        with self._lock:
+            stale = self._expire()
+            entries = self._idle.get(key)
+            found = entries.pop()[1] if entries else None
+        for container in stale:
+            container.close()
+        return found
+
+    def give(self, key: str, container: WebContainer) -> None:
+        with self._lock:
+            stale = self._expire()
+            entries = self._idle.setdefault(key, [])
+            if len(entries) < IDLE_MAX:
+                entries.append((time.monotonic(), container))
+            else:
+                stale.append(container)
+        for old in stale:
+            old.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            every = [c for entries in self._idle.values() for _, c in entries]
+            self._idle.clear()
+        for container in every:
+            container.close()
+
+    def _expire(self) -> list[WebContainer]:
+        """Remove (under the lock) and return the containers idle past ``IDLE_S``."""
+        now, stale = time.monotonic(), []
+        for key, entries in self._idle.items():
+            stale += [c for since, c in entries if now - since > IDLE_S]
+            self._idle[key] = [(since, c) for since, c in entries if now - since <= IDLE_S]
+        return stale
+
+
+IDLE = IdleContainers()
+atexit.register(IDLE.close_all)
+
+
 @dataclass(frozen=True)
 class ContainerSite:
     """A site inside the container, as the audit's attacks see it (its origin, database and control port)."""
@@ -163,6 +224,9 @@ class DockerWebEnv(WebEnv):
             "prepare_ahead": self.prepare_ahead,
         }
 
+    def _idle_key(self) -> str:
+        return json.dumps([self.image, self._options()], sort_keys=True)
+
     def _remote(self, op: str, **params: Any) -> tuple[dict[str, Any], bytes]:
         if self._container is None:
             raise InfraError("the web container is gone")
@@ -185,6 +249,8 @@ class DockerWebEnv(WebEnv):
         return {name: self._container.take(path, home) for name, path in forked.items()}
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
+        if self._container is None:
+            self._container = IDLE.take(self._idle_key())
         if self._container is not None and not self._container.healthy():
             self._container.close()
             self._container = None
@@ -235,9 +301,15 @@ class DockerWebEnv(WebEnv):
                 pass
 
     def _release(self) -> None:
+        """The container goes back to ``IDLE`` if its daemon ends the episode; closed otherwise."""
         if self._container is not None:
             container, self._container = self._container, None
-            container.close()
+            try:
+                container.call("end", deadline=30)
+            except Exception:  # noqa: BLE001 - a daemon that cannot end its episode is not reused
+                container.close()
+            else:
+                IDLE.give(self._idle_key(), container)
         if self._fork_dir is not None:
             self._fork_dir.cleanup()
             self._fork_dir = None
