@@ -113,11 +113,25 @@ def split_task_id(full_id: str) -> tuple[str, str]:
 
 def accepts_option(family: str, option: str) -> bool:
     """Whether ``family``'s env class takes the keyword ``option`` (``backend`` means nothing to a text game)."""
+    return option in env_options(family)
+
+
+def env_options(family: str) -> set[str]:
+    """Every keyword ``family``'s env class takes, through the ``**kwargs`` it passes to its bases."""
     import inspect
 
     from gymnasium.envs.registration import load_env_creator
 
-    return option in inspect.signature(load_env_creator(get_family(family).entry_point)).parameters
+    creator = load_env_creator(get_family(family).entry_point)
+    names: set[str] = set()
+    for cls in inspect.getmro(creator) if inspect.isclass(creator) else ():
+        if "__init__" not in vars(cls) or cls is object:
+            continue
+        params = inspect.signature(vars(cls)["__init__"]).parameters.values()
+        names |= {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return names
 
 
 def get_task(full_id: str) -> Task:

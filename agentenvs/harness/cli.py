@@ -21,7 +21,7 @@ from agentenvs.core.registry import get_task, resolve_tasks
 from agentenvs.harness.config import PolicySpec, RunConfig
 from agentenvs.harness.policies import PolicyConfigError, make_policy
 from agentenvs.harness.rundir import RunDir
-from agentenvs.harness.runner import RunDirError, Runner
+from agentenvs.harness.runner import EnvArgsError, RunDirError, Runner
 from agentenvs.harness.suites import SUITES, select_tasks
 
 console = Console()
@@ -251,7 +251,7 @@ def run_command(
         policy_obj = make_policy(config.policy.name, **config.policy.options)
         runner = Runner(config, str(out), policy=policy_obj, resume=resume, retry_infra=retry_infra, progress=progress)
         outcome = asyncio.run(runner.run())
-    except (PolicyConfigError, RunDirError) as exc:
+    except (PolicyConfigError, RunDirError, EnvArgsError) as exc:
         raise _fail(str(exc)) from None
     summary = write_summary(outcome.run_dir)
     report = write_report(outcome.run_dir, summary)

@@ -30,6 +30,7 @@ from typing import Any
 
 import agentenvs
 from agentenvs.core import Task, get_task, load_task
+from agentenvs.core.registry import env_options, split_task_id
 from agentenvs.harness.config import RunConfig
 from agentenvs.harness.episode import Deadlines, EpisodePlayer
 from agentenvs.harness.executor import Executor, make_executor
@@ -106,6 +107,22 @@ def run_metadata(config: RunConfig, tasks: list[Task], policy: Policy, executor:
     }
 
 
+class EnvArgsError(ValueError):
+    """An env keyword (``--env-arg``) that an env of the run does not take: every episode would fail."""
+
+
+def check_env_args(config: RunConfig) -> None:
+    """Refuse env keywords a family of the run does not take, before any episode starts."""
+    families = sorted({split_task_id(t)[0] for t in config.tasks})
+    for family in families:
+        unknown = sorted(set(config.env_kwargs) - env_options(family))
+        if unknown:
+            raise EnvArgsError(
+                f"the {family} env does not take {', '.join(unknown)} (--env-arg); it takes: "
+                f"{', '.join(sorted(env_options(family) - {'task', 'task_id', 'render_mode'}))}"
+            )
+
+
 class Runner:
     """Runs a ``RunConfig`` into a run directory."""
 
@@ -123,6 +140,7 @@ class Runner:
     ):
         if retry_infra and not resume:
             raise RunDirError("--retry-infra replays the infra episodes of an existing run: pass --resume with it")
+        check_env_args(config)
         self.config = config
         self.run_dir = RunDir(out)
         self.resume = resume

@@ -160,3 +160,13 @@ def test_env_args_read_json_values_so_false_is_false(tmp_path):
     assert json.loads((out / "run.json").read_text())["config"]["env_kwargs"] == {"max_steps": 3}
     (steps,) = [RunDir(out).read_steps("textgame/coin-easy-0", 0)]
     assert len(steps) <= 4, "the env got 3, not the string '3'"
+
+
+def test_an_env_arg_no_env_of_the_run_takes_is_a_usage_error_before_any_episode(tmp_path):
+    """It made every episode an infra error ("unexpected keyword argument") after the run had started."""
+    out = tmp_path / "run"
+    result = invoke("run", "textgame/coin-easy-0", "--policy", "random", "--out", str(out), "--no-progress",
+                    "--env-arg", "screenshot=true")  # fmt: skip
+    assert result.exit_code != 0
+    assert "the textgame env does not take screenshot" in result.output and "max_steps" in result.output
+    assert not (out / "run.json").exists(), "a run was started"
