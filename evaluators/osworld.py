@@ -243,13 +243,17 @@ def last_row(data: bytes) -> list[str] | None:
 
 
 @check("docx_contains")
-def docx_contains(path: str, text: str) -> Result:
-    """A saved DOCX's body text contains ``text`` (a dense check: the file is zipped XML, not text)."""
+def docx_contains(path: str, text: str, absent: bool = False) -> Result:
+    """A saved DOCX's body text contains ``text`` (with ``absent``, no longer does: a deletion's progress).
+
+    A dense check: the file is zipped XML, not text. An unreadable file passes neither way.
+    """
     try:
         body = " ".join(read_docx(_state.read_bytes(path)))
     except (FileNotFoundError, NotADirectoryError, _state.NotRegular, OfficeError, KeyError):
         return result(False, f"{path}: no readable DOCX")
-    return result(text in body, f"{text!r} {'in' if text in body else 'not in'} {path}")
+    found = text in body
+    return result(found != absent, f"{text!r} {'in' if found else 'not in'} {path}")
 
 
 @check("osworld")

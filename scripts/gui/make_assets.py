@@ -119,6 +119,52 @@ def main() -> None:
     memo = ["Quarterly memo", "Sales grew in every region.", "Costs stayed flat."]
     write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo.docx", memo)
     write_docx(ROOT / "writer-append-paragraph" / "assets" / "memo_gold.docx", [*memo, "Approved by the board."])
+    write_xlsx(ROOT / "infeasible-calc-sap-refresh" / "assets" / "budget.xlsx", items, sheet="Budget")
+    more_tables()
+    more_texts()
+
+
+def more_tables() -> None:
+    """Calc tasks: inputs only (the rules are in the tasks' evaluators)."""
+    scores = [["Name", "Score"], ["Ana", 70], ["Ben", 85], ["Chen", 90], ["Dara", 55], ["Eli", 100], ["Average", None]]
+    write_xlsx(ROOT / "calc-average-score" / "assets" / "scores.xlsx", scores, sheet="Scores")
+    shares = [["Region", "Sales", "Share"], ["North", 50], ["South", 30], ["West", 20], ["Total", "=SUM(B2:B4)"]]
+    write_xlsx(ROOT / "calc-share-column" / "assets" / "shares.xlsx", shares, sheet="Sales")
+    grades = [["Name", "Score", "Result"], ["Ana", 72], ["Ben", 40], ["Chen", 50], ["Dara", 49]]
+    write_xlsx(ROOT / "calc-if-pass-fail" / "assets" / "grades.xlsx", grades, sheet="Grades")
+
+
+def more_texts() -> None:
+    """Editor, terminal and Writer tasks: each input beside its gold file, under the task's URL path."""
+
+    def put(task: str, name: str, text: str) -> None:
+        path = ROOT / task / "assets" / task / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    put("mousepad-delete-line", "shopping.txt", "eggs\nDELETE ME\nbread\nmilk\n")
+    put("mousepad-delete-line", "shopping_gold.txt", "eggs\nbread\nmilk\n")
+    letter = "Dear Sam,\nYou will {} the parcel on Monday.\nBest, Alex\n"
+    put("mousepad-fix-typo", "letter.txt", letter.format("recieve"))
+    put("mousepad-fix-typo", "letter_gold.txt", letter.format("receive"))
+    log = [f"2026-11-0{d} 0{d}:00 {level} {msg}" for d, (level, msg) in enumerate(
+        [("INFO", "service started"), ("ERROR", "disk full on /var"), ("INFO", "no error found in config"),
+         ("WARN", "slow response"), ("ERROR", "request timed out"), ("INFO", "error budget reset"),
+         ("ERROR", "disk full on /tmp")], 1)]
+    put("terminal-count-lines", "server.log", "\n".join(log) + "\n")
+    put("terminal-count-lines", "count_gold.txt", f"{len(log)}\n")
+    put("terminal-grep-errors", "app.log", "\n".join(log) + "\n")
+    put("terminal-grep-errors", "errors_gold.txt", "".join(line + "\n" for line in log if "ERROR" in line))
+    for name in ("a.jpeg", "b.jpeg", "c.png"):
+        put("terminal-rename-extension", name, f"{name}\n")
+    letter_doc = ["Draft letter", "Dear team,", "Thank you for the quarter's work."]
+    write_docx(ROOT / "writer-replace-title" / "assets" / "writer-replace-title" / "letter.docx", letter_doc)
+    write_docx(ROOT / "writer-replace-title" / "assets" / "writer-replace-title" / "letter_gold.docx",
+               ["Final letter", *letter_doc[1:]])  # fmt: skip
+    report = ["Quarterly report", "DRAFT - remove this paragraph before sending.", "Results are good."]
+    write_docx(ROOT / "writer-delete-paragraph" / "assets" / "writer-delete-paragraph" / "report.docx", report)
+    write_docx(ROOT / "writer-delete-paragraph" / "assets" / "writer-delete-paragraph" / "report_gold.docx",
+               [report[0], report[2]])  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -80,5 +80,8 @@ def test_docx_contains_reads_the_zipped_body(tmp_path):
     make_assets.write_docx(tmp_path / "m.docx", ["Title", "Approved by the board."])
     assert run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "by the board"})["passed"]
     assert not run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "bored"})["passed"]
+    assert run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "bored", "absent": True})["passed"]
+    assert not run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "board", "absent": True})["passed"]
     (tmp_path / "t.docx").write_text("Approved by the board.")  # not a DOCX: never a pass
     assert not run_check("docx_contains", {"path": str(tmp_path / "t.docx"), "text": "board"})["passed"]
+    assert not run_check("docx_contains", {"path": str(tmp_path / "t.docx"), "text": "bored", "absent": True})["passed"]
