@@ -122,6 +122,7 @@ def main() -> None:
     write_xlsx(ROOT / "infeasible-calc-sap-refresh" / "assets" / "budget.xlsx", items, sheet="Budget")
     more_tables()
     more_texts()
+    multi_app()
 
 
 def more_tables() -> None:
@@ -132,6 +133,16 @@ def more_tables() -> None:
     write_xlsx(ROOT / "calc-share-column" / "assets" / "shares.xlsx", shares, sheet="Sales")
     grades = [["Name", "Score", "Result"], ["Ana", 72], ["Ben", 40], ["Chen", 50], ["Dara", 49]]
     write_xlsx(ROOT / "calc-if-pass-fail" / "assets" / "grades.xlsx", grades, sheet="Grades")
+    temps = [
+        ["Day", "Temp"],
+        *[[d, t] for d, t in zip(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), (18, 25, 31, 12, 20, 22, 27))],
+    ]
+    write_xlsx(ROOT / "calc-max-min" / "assets" / "temps.xlsx", [*temps, ["Max", None], ["Min", None]], sheet="Week")
+    answers = ("yes", "no", "yes", "yes", "no", "yes", "no", "yes")
+    survey = [["Name", "Answer"], *[[f"P{i}", a] for i, a in enumerate(answers, 1)], ["Yes count", None]]
+    write_xlsx(ROOT / "calc-countif-yes" / "assets" / "survey.xlsx", survey, sheet="Survey")
+    people = [["First", "Last", "Full name"], ["Ada", "Lovelace"], ["Alan", "Turing"], ["Grace", "Hopper"]]
+    write_xlsx(ROOT / "calc-join-names" / "assets" / "people.xlsx", people, sheet="People")
 
 
 def more_texts() -> None:
@@ -147,10 +158,21 @@ def more_texts() -> None:
     letter = "Dear Sam,\nYou will {} the parcel on Monday.\nBest, Alex\n"
     put("mousepad-fix-typo", "letter.txt", letter.format("recieve"))
     put("mousepad-fix-typo", "letter_gold.txt", letter.format("receive"))
-    log = [f"2026-11-0{d} 0{d}:00 {level} {msg}" for d, (level, msg) in enumerate(
-        [("INFO", "service started"), ("ERROR", "disk full on /var"), ("INFO", "no error found in config"),
-         ("WARN", "slow response"), ("ERROR", "request timed out"), ("INFO", "error budget reset"),
-         ("ERROR", "disk full on /tmp")], 1)]
+    log = [
+        f"2026-11-0{d} 0{d}:00 {level} {msg}"
+        for d, (level, msg) in enumerate(
+            [
+                ("INFO", "service started"),
+                ("ERROR", "disk full on /var"),
+                ("INFO", "no error found in config"),
+                ("WARN", "slow response"),
+                ("ERROR", "request timed out"),
+                ("INFO", "error budget reset"),
+                ("ERROR", "disk full on /tmp"),
+            ],
+            1,
+        )
+    ]
     put("terminal-count-lines", "server.log", "\n".join(log) + "\n")
     put("terminal-count-lines", "count_gold.txt", f"{len(log)}\n")
     put("terminal-grep-errors", "app.log", "\n".join(log) + "\n")
@@ -161,10 +183,45 @@ def more_texts() -> None:
     write_docx(ROOT / "writer-replace-title" / "assets" / "writer-replace-title" / "letter.docx", letter_doc)
     write_docx(ROOT / "writer-replace-title" / "assets" / "writer-replace-title" / "letter_gold.docx",
                ["Final letter", *letter_doc[1:]])  # fmt: skip
+    notes = ["Item one: the budget.", "Item two: the hiring plan."]
+    write_docx(ROOT / "writer-add-title" / "assets" / "writer-add-title" / "notes.docx", notes)
+    write_docx(ROOT / "writer-add-title" / "assets" / "writer-add-title" / "notes_gold.docx", ["Meeting notes", *notes])
+    agenda = ["Agenda", "Budget review", "Hiring plan"]
+    write_docx(ROOT / "writer-insert-paragraph" / "assets" / "writer-insert-paragraph" / "agenda.docx", agenda)
+    write_docx(ROOT / "writer-insert-paragraph" / "assets" / "writer-insert-paragraph" / "agenda_gold.docx",
+               [*agenda[:2], "Roadmap update", agenda[2]])  # fmt: skip
+    settings = "port = 8080\nworkers = 4\n"
+    put("mousepad-add-header", "settings.conf", settings)
+    put("mousepad-add-header", "settings_gold.txt", "# Server settings\n" + settings)
+    put("mousepad-new-file", "meeting_gold.txt", "Standup moved to 10:30\n")
+    names = ["Maria", "Chen", "Ola", "Chen", "Bruno", "Maria", "Aiko"]
+    put("terminal-sort-unique", "names.txt", "\n".join(names) + "\n")
+    put("terminal-sort-unique", "names_gold.txt", "\n".join(sorted(set(names))) + "\n")
+    cities = [("Lisbon", "Portugal", 545000), ("Osaka", "Japan", 2750000), ("Lagos", "Nigeria", 15400000)]
+    put(
+        "terminal-csv-column",
+        "cities.csv",
+        "city,country,population\n" + "".join(f"{c},{k},{n}\n" for c, k, n in cities),
+    )
+    put("terminal-csv-column", "cities_gold.txt", "".join(f"{c}\n" for c, _, _ in cities))
     report = ["Quarterly report", "DRAFT - remove this paragraph before sending.", "Results are good."]
     write_docx(ROOT / "writer-delete-paragraph" / "assets" / "writer-delete-paragraph" / "report.docx", report)
     write_docx(ROOT / "writer-delete-paragraph" / "assets" / "writer-delete-paragraph" / "report_gold.docx",
                [report[0], report[2]])  # fmt: skip
+
+
+def multi_app() -> None:
+    """Tasks across the terminal and the editor."""
+    script = ROOT / "multi-fix-script-run" / "assets" / "multi-fix-script-run"
+    script.mkdir(parents=True, exist_ok=True)
+    (script / "greet.sh").write_text('#!/bin/sh\necho "Helo, world"\n')
+    (script / "greet_gold.sh").write_text('#!/bin/sh\necho "Hello, world"\n')
+    (script / "out_gold.txt").write_text("Hello, world\n")
+    log = ROOT / "multi-grep-annotate" / "assets" / "multi-grep-annotate"
+    log.mkdir(parents=True, exist_ok=True)
+    lines = ["INFO start", "WARN slow response", "INFO ok", "WARN retrying upload", "ERROR failed"]
+    (log / "app.log").write_text("\n".join(lines) + "\n")
+    (log / "warnings_gold.txt").write_text("# warnings\n" + "".join(x + "\n" for x in lines if "WARN" in x))
 
 
 if __name__ == "__main__":
