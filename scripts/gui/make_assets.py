@@ -7,6 +7,9 @@ sheet, inline strings, numbers, and formulas without cached values.
 
 from __future__ import annotations
 
+import gzip
+import io
+import tarfile
 import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -143,6 +146,8 @@ def more_tables() -> None:
     write_xlsx(ROOT / "calc-countif-yes" / "assets" / "survey.xlsx", survey, sheet="Survey")
     people = [["First", "Last", "Full name"], ["Ada", "Lovelace"], ["Alan", "Turing"], ["Grace", "Hopper"]]
     write_xlsx(ROOT / "calc-join-names" / "assets" / "people.xlsx", people, sheet="People")
+    profit = [["Product", "Revenue", "Cost", "Profit"], ["Lamp", 100, 60], ["Desk", 45, 50], ["Chair", 300, 180]]
+    write_xlsx(ROOT / "calc-profit-column" / "assets" / "profit.xlsx", profit, sheet="Products")
 
 
 def more_texts() -> None:
@@ -210,6 +215,17 @@ def more_texts() -> None:
                [report[0], report[2]])  # fmt: skip
 
 
+def write_tar_gz(path: Path, files: dict[str, bytes]) -> None:
+    """A gzipped tar with fixed times and owners, so that regenerating it changes no byte."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 1_700_000_000, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(gzip.compress(raw.getvalue(), mtime=0))
+
+
 def multi_app() -> None:
     """Tasks across the terminal and the editor."""
     script = ROOT / "multi-fix-script-run" / "assets" / "multi-fix-script-run"
@@ -221,6 +237,24 @@ def multi_app() -> None:
     log.mkdir(parents=True, exist_ok=True)
     lines = ["INFO start", "WARN slow response", "INFO ok", "WARN retrying upload", "ERROR failed"]
     (log / "app.log").write_text("\n".join(lines) + "\n")
+    spelling = ROOT / "mousepad-replace-all" / "assets" / "mousepad-replace-all"
+    spelling.mkdir(parents=True, exist_ok=True)
+    text = "The colour of the sky.\nPick a colour, any colour.\nColourful is capitalised and stays.\n"
+    (spelling / "spelling.txt").write_text(text)
+    (spelling / "spelling_gold.txt").write_text(text.replace("colour", "color"))
+    backup = ROOT / "terminal-backup-texts" / "assets" / "terminal-backup-texts"
+    backup.mkdir(parents=True, exist_ok=True)
+    for name in ("a.txt", "b.txt", "c.md"):
+        (backup / name).write_text(f"{name}\n")
+    archive = ROOT / "terminal-extract-archive" / "assets" / "terminal-extract-archive"
+    archive.mkdir(parents=True, exist_ok=True)
+    write_tar_gz(
+        archive / "photos.tar.gz", {"beach.png": b"beach\n", "hills.png": b"hills\n", "readme.txt": b"trip photos\n"}
+    )
+    minutes = ["Minutes", "Attendees: Ana, Ben.", "Next meeting: 2 December."]
+    place = ROOT / "writer-fix-last-line" / "assets" / "writer-fix-last-line"
+    write_docx(place / "minutes.docx", minutes)
+    write_docx(place / "minutes_gold.docx", [*minutes[:2], "Next meeting: 12 December."])
     (log / "warnings_gold.txt").write_text("# warnings\n" + "".join(x + "\n" for x in lines if "WARN" in x))
 
 
