@@ -73,6 +73,15 @@ RUN useradd --no-create-home --home-dir /tmp --uid 1002 --shell /usr/sbin/nologi
     && chmod 700 /home/user
 COPY scripts/gui/gnome-terminal /usr/local/bin/gnome-terminal
 COPY --chown=user:user scripts/gui/registrymodifications.xcu /home/user/.config/libreoffice/4/user/registrymodifications.xcu
+# A browser and a file manager. Chromium's own sandbox needs user namespaces the container does
+# not give, so the wrapper turns it off (the container is the sandbox, network off); it also keeps
+# first-run dialogs and background traffic away and exposes the accessibility tree. The profile is
+# in the home, fresh with every container. `google-chrome` is the name OSWorld's tasks call.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium pcmanfm \
+    && rm -rf /var/lib/apt/lists/*
+COPY scripts/gui/chromium /usr/local/bin/chromium
+RUN ln -s /usr/local/bin/chromium /usr/local/bin/google-chrome
 ENV LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
 WORKDIR /home/user
 

@@ -255,6 +255,12 @@ def multi_app() -> None:
     place = ROOT / "writer-fix-last-line" / "assets" / "writer-fix-last-line"
     write_docx(place / "minutes.docx", minutes)
     write_docx(place / "minutes_gold.docx", [*minutes[:2], "Next meeting: 12 December."])
+    offer = ROOT / "chromium-save-page" / "assets" / "chromium-save-page"
+    offer.mkdir(parents=True, exist_ok=True)
+    (offer / "offer.html").write_text(
+        "<!doctype html><html><head><title>Kite sale</title></head><body><h1>Spring kite sale</h1>"
+        "<p>Use the coupon code <b>KITE-2026-SAVE</b> at checkout for 20% off.</p></body></html>\n"
+    )
     (log / "warnings_gold.txt").write_text("# warnings\n" + "".join(x + "\n" for x in lines if "WARN" in x))
 
 
