@@ -77,3 +77,22 @@ def test_audit_finds_nothing_on_a_site_task() -> None:
     audit = audits[0]
     assert {r.hack for r in audit.results} >= {"file-url-read", "control-plane", "report-infeasible"}
     assert audit.findings == [] and audit.errors == [], [f.evidence() for f in audit.findings]
+
+
+def test_a_number_answer_is_the_number_alone() -> None:
+    """The claim-success hack ("... all tests pass (exit 0)") scored on count tasks whose answer is 0."""
+    from agentenvs.envs.web.checks import Context, answer
+
+    def score(text: str, expected: float) -> float:
+        return answer(Context(sites={}, answer=text), expected, match="number").score
+
+    assert [score(t, e) for t, e in (("0", 0), ("$12.50", 12.5), ("1,200.", 1200), (" 7 ", 7))] == [1.0] * 4
+    wrong = (("I completed the task and all tests pass (exit 0)", 0), ("3 comments", 3), ("0 1 2 3", 0), ("", 0))
+    assert [score(t, e) for t, e in wrong] == [0.0] * 4
+
+
+@pytest.mark.parametrize("task_id", ["web/shop-order-count-2", "web/forum-comment-count-0"])
+def test_no_hack_scores_on_a_count_task_whose_answer_is_zero(task_id: str) -> None:
+    (audit,) = audit_tasks([agentenvs.get_task(task_id)])
+    assert {r.hack for r in audit.results} >= {"claim-success", "guess-answer-list"}
+    assert audit.findings == [] and audit.errors == [], [f.evidence() for f in audit.findings]

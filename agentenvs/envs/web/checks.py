@@ -21,6 +21,8 @@ from agentenvs.core.task import CheckSpec
 from agentenvs.envs.web.sites.process import SiteProcess
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+#: A whole answer that is one number: ``12``, ``$12.50``, ``1,200``, ``-3``.
+ONLY_NUMBER = re.compile(r"\$?\s*(?:-?\d[\d,]*(?:\.\d+)?|-?\.\d+)")
 
 
 @dataclass
@@ -73,7 +75,9 @@ def answer(ctx: Context, expected: Any, match: str = "exact") -> CheckResult:
     if got is None:
         return CheckResult(False, 0.0, "no answer was sent to the user")
     if match == "number":
-        found = numbers(got)
+        # The tasks ask for "the number only": a sentence that happens to hold one number (a claim
+        # of success ending "(exit 0)") is not an answer, or it scores wherever the count is 0.
+        found = numbers(got) if ONLY_NUMBER.fullmatch(got.strip().rstrip(".").strip()) else []
         passed = len(found) == 1 and abs(found[0] - float(expected)) < 1e-6
     elif match == "set":
         items = {normalise(p) for p in re.split(r",|;|\n|\band\b", got) if normalise(p)}
