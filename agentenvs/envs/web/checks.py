@@ -22,7 +22,7 @@ from agentenvs.envs.web.sites.process import SiteProcess
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 #: A whole answer that is one number: ``12``, ``$12.50``, ``1,200``, ``-3``.
-ONLY_NUMBER = re.compile(r"\$?\s*(?:-?\d[\d,]*(?:\.\d+)?|-?\.\d+)")
+ONLY_NUMBER = re.compile(rf"\$?\s*(?:{NUMBER.pattern})")
 
 
 @dataclass
