@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
 from agentenvs.core import AgentEnv, Task, get_task, list_tasks, load_task
 from agentenvs.core.registry import add_family_loader, get_family, split_task_id
 from agentenvs.envs import load_families, register_gymnasium_envs
+
+if TYPE_CHECKING:
+    from agentenvs.serve.client import RemoteClient
 
 __version__ = "0.1.0"
 
@@ -43,4 +46,11 @@ def make(task: str | os.PathLike[str] | Task, /, **kwargs: Any) -> gymnasium.Env
     return gymnasium.make(get_family(family).gym_id, task_id=task_id, **kwargs)
 
 
-__all__ = ["AgentEnv", "Task", "__version__", "get_task", "list_tasks", "load_task", "make"]
+def remote(url: str, token: str, *, timeout: float = 900.0) -> RemoteClient:
+    """A client of an env server (``agentenvs serve``): ``agentenvs.remote(url, token).make("<family>/<task>")``."""
+    from agentenvs.serve.client import remote as connect
+
+    return connect(url, token, timeout=timeout)
+
+
+__all__ = ["AgentEnv", "Task", "__version__", "get_task", "list_tasks", "load_task", "make", "remote"]

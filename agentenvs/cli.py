@@ -20,6 +20,7 @@ from agentenvs.core.task import Task
 from agentenvs.gui_cli import gui_app
 from agentenvs.harness.cli import check_backend
 from agentenvs.harness.cli import register as register_harness
+from agentenvs.serve_cli import serve
 from agentenvs.swe_cli import swe_app
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ console = Console()
 progress_console = Console(stderr=True)
 register_harness(app)
 app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
+app.command()(serve)
 app.add_typer(gui_app, name="gui", help="Desktop tasks: import OSWorld's task JSON (--check for coverage).")
 
 

@@ -342,7 +342,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
             # Agent time since reset, taken when the step began and rounded: info must be
             # identical for the same seed and actions (Gymnasium's determinism check).
             # The harness times every step precisely itself.
-            "elapsed_sec": round(self._step_started - self._t0, 2),
+            "elapsed_sec": round(self._step_started - self._t0, 1),
             "action_error": action_error,
             "checks": dict(checks),
             "progress": progress(self._task.config.checkpoints, checks),

@@ -1,0 +1,161 @@
+"""``agentenvs.remote(url, token).make("<family>/<task>")``: a served env as a local ``gymnasium.Env``.
+
+Each remote env holds its own WebSocket to the server, so its session lives
+exactly as long as the env (closing it, or losing the connection, frees the
+sandbox on the server) and envs on different threads never queue behind one
+another. Spaces, observations and info come back as the local env gives them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+from typing import Any
+
+import gymnasium
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+from agentenvs.serve.codec import Attachments, decode_value, space_from_json
+
+
+class RemoteEnvError(RuntimeError):
+    """The server refused or failed a request; ``status`` is its HTTP-style status."""
+
+    def __init__(self, status: int, message: str, kind: str = ""):
+        super().__init__(f"{message} (status {status})")
+        self.status = status
+        self.kind = kind
+
+
+class _Connection:
+    """One WebSocket to the server: a request, its reply, and the reply's image frames."""
+
+    def __init__(self, url: str, token: str, timeout: float):
+        ws_url = url.rstrip("/").replace("http://", "ws://", 1).replace("https://", "wss://", 1) + "/v1/ws"
+        self.timeout = timeout
+        self._stack = contextlib.ExitStack()
+        try:
+            self._ws: ClientConnection = self._stack.enter_context(
+                connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None, open_timeout=30)
+            )
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            raise RemoteEnvError(status, f"the server at {url} refused the connection (wrong token?)") from exc
+        except OSError as exc:
+            raise RemoteEnvError(503, f"cannot reach an env server at {url}: {exc}") from exc
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def call(self, op: str, **fields: Any) -> Any:
+        request_id = next(self._ids)
+        with self._lock:
+            try:
+                self._ws.send(json.dumps({"id": request_id, "op": op, **fields}))
+                reply = json.loads(self._ws.recv(timeout=self.timeout))
+                frames = [self._ws.recv(timeout=self.timeout) for _ in range(int(reply.get("frames") or 0))]
+            except TimeoutError as exc:
+                self.close()
+                raise RemoteEnvError(
+                    504, f"no reply to {op} within {self.timeout:g} s; the connection is closed"
+                ) from exc
+            except ConnectionClosed as exc:
+                raise RemoteEnvError(503, f"the env server closed the connection during {op}: {exc}") from exc
+        if not reply.get("ok"):
+            error = reply.get("error") or {}
+            if error.get("type") == "ResetNeeded":
+                raise gymnasium.error.ResetNeeded(error.get("error", ""))
+            raise RemoteEnvError(
+                int(error.get("status", 500)), str(error.get("error", "unknown error")), error.get("type", "")
+            )
+        return decode_value(reply.get("result"), Attachments(frames))
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+class RemoteEnv(gymnasium.Env[dict[str, Any], Any]):
+    """A session on an env server, with the served env's spaces, metadata and tools."""
+
+    def __init__(self, connection: _Connection, described: dict[str, Any], client: RemoteClient):
+        self._connection = connection
+        self._client = client
+        self.session: str = described["session"]
+        self.env_id: str = described["env"]
+        self.observation_space = space_from_json(described["observation_space"])
+        self.action_space = space_from_json(described["action_space"])
+        self.metadata = dict(described.get("metadata") or {})
+        self.family: str | None = described.get("family")
+        self.action_tools: list[dict[str, Any]] = list(described.get("action_tools") or [])
+        self.prompt_description: str = described.get("prompt_description", "")
+        self._closed = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        reply = self._connection.call("reset", session=self.session, seed=seed, options=options)
+        return reply["observation"], reply["info"]
+
+    def step(self, action: Any):
+        reply = self._connection.call("step", session=self.session, action=action)
+        return reply["observation"], reply["reward"], reply["terminated"], reply["truncated"], reply["info"]
+
+    def snapshot(self) -> str:
+        """A ref to this env's state now, kept on the server (see ``AgentEnv.snapshot``)."""
+        return str(self._connection.call("snapshot", session=self.session)["ref"])
+
+    def restore(self, ref: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        reply = self._connection.call("restore", session=self.session, ref=ref)
+        return reply["observation"], reply["info"]
+
+    def fork(self) -> RemoteEnv:
+        """A new remote env in this one's state, with its own sandbox and its own connection."""
+        child = self._connection.call("fork", session=self.session)["session"]
+        return self._client.attach(child)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._connection.call("close", session=self.session)
+        except RemoteEnvError:
+            pass
+        finally:
+            self._connection.close()
+        super().close()
+
+
+class RemoteClient:
+    """Makes remote envs on one server (``url``: ``http://host:port``)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 900.0):
+        self.url = url
+        self._token = token
+        self.timeout = timeout
+
+    def make(self, env: str, /, *, image_format: str = "png", **kwargs: Any) -> RemoteEnv:
+        """``env``: ``"<family>/<task-id>"`` or ``"agentenvs/<family>-v0"``; ``kwargs`` as for ``agentenvs.make``."""
+        connection = _Connection(self.url, self._token, self.timeout)
+        try:
+            described = connection.call("make", env=env, kwargs=kwargs, image_format=image_format)
+        except BaseException:
+            connection.close()
+            raise
+        return RemoteEnv(connection, described, self)
+
+    def attach(self, session: str) -> RemoteEnv:
+        """Take over a live session (a fork's) on a connection of its own."""
+        connection = _Connection(self.url, self._token, self.timeout)
+        try:
+            described = connection.call("attach", session=session)
+        except BaseException:
+            connection.close()
+            raise
+        return RemoteEnv(connection, described, self)
+
+
+def remote(url: str, token: str, *, timeout: float = 900.0) -> RemoteClient:
+    """A client of the env server at ``url`` (started by ``agentenvs serve``)."""
+    return RemoteClient(url, token, timeout=timeout)

@@ -1,0 +1,138 @@
+"""The env server's messages, as pydantic models: one definition for HTTP, WebSocket and the schema.
+
+Over HTTP each operation is its own route and its body is one of these models;
+over a WebSocket every message is a ``WsRequest`` (the same fields plus ``id``
+and ``op``) and every reply a ``WsReply``, followed by one binary frame per
+image the reply refers to. ``agentenvs serve --schema`` prints the JSON schema
+(docs/serve-protocol.schema.json is that output, checked by the tests).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+PROTOCOL_VERSION = 1
+Op = Literal["make", "attach", "reset", "step", "snapshot", "restore", "fork", "close", "describe"]
+#: Operations that act on an existing session (all but ``make``).
+SESSION_OPS: frozenset[str] = frozenset({"attach", "reset", "step", "snapshot", "restore", "fork", "close", "describe"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MakeRequest(_Strict):
+    """Start a session: the env for a registered task, built with ``kwargs``."""
+
+    env: str = Field(
+        description='"<family>/<task-id>" (agentenvs.make) or "agentenvs/<family>-v0" (gymnasium.make)',
+        min_length=1,
+        max_length=512,
+    )
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="constructor arguments (JSON values)")
+    image_format: Literal["png", "jpeg"] = Field("png", description="how the session's images travel")
+
+
+class ResetRequest(_Strict):
+    seed: int | None = None
+    options: dict[str, Any] | None = Field(None, description="reset options (JSON values), e.g. {'task_id': ...}")
+
+
+class StepRequest(_Strict):
+    action: Any = Field(description="the action: a string, or a tool call {'name': ..., 'arguments': {...}}")
+
+
+class RestoreRequest(_Strict):
+    ref: str = Field(min_length=1, max_length=256, description="a ref returned by snapshot")
+
+
+class WsRequest(_Strict):
+    """One WebSocket message: ``op`` and that operation's fields; ``id`` is echoed in the reply."""
+
+    id: int | str | None = None
+    op: Op
+    session: str | None = Field(None, description="the session acted on (every op but make)")
+    env: str | None = None
+    kwargs: dict[str, Any] | None = None
+    image_format: Literal["png", "jpeg"] | None = None
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+    action: Any = None
+    ref: str | None = None
+
+
+class SessionInfo(BaseModel):
+    """What ``make``, ``attach``, ``fork`` and ``describe`` answer: the session and its env's interface."""
+
+    session: str
+    env: str
+    observation_space: dict[str, Any]
+    action_space: dict[str, Any]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    family: str | None = None
+    action_tools: list[dict[str, Any]] = Field(default_factory=list)
+    prompt_description: str = ""
+    protocol: int = PROTOCOL_VERSION
+
+
+class ResetReply(BaseModel):
+    observation: dict[str, Any]
+    info: dict[str, Any]
+
+
+class StepReply(BaseModel):
+    observation: dict[str, Any]
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class SnapshotReply(BaseModel):
+    ref: str
+
+
+class ErrorReply(BaseModel):
+    """A refused or failed request: HTTP status semantics, a message that says what to do."""
+
+    status: int
+    error: str
+    type: str = Field(description="the exception's class name on the server")
+
+
+class WsReply(BaseModel):
+    id: int | str | None = None
+    ok: bool
+    result: Any = None
+    error: ErrorReply | None = None
+    frames: int = Field(0, description="binary frames (images) that follow this message")
+
+
+def json_schema() -> dict[str, Any]:
+    """The protocol's JSON schema: every request and reply model."""
+    models = {
+        "MakeRequest": MakeRequest,
+        "ResetRequest": ResetRequest,
+        "StepRequest": StepRequest,
+        "RestoreRequest": RestoreRequest,
+        "WsRequest": WsRequest,
+        "SessionInfo": SessionInfo,
+        "ResetReply": ResetReply,
+        "StepReply": StepReply,
+        "SnapshotReply": SnapshotReply,
+        "ErrorReply": ErrorReply,
+        "WsReply": WsReply,
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "agentenvs env server protocol",
+        "version": PROTOCOL_VERSION,
+        "definitions": {name: TypeAdapter(model).json_schema() for name, model in models.items()},
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
