@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import importlib.util
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -149,6 +150,17 @@ def _infra_reasons(run: RunDir) -> list[str]:
     ]
 
 
+def _check_executor(executor: str, ray_address: str | None) -> None:
+    from agentenvs.harness.executor import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise _fail(f"unknown --executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
+    if ray_address and executor != "ray":
+        raise _fail("--ray-address is for --executor ray")
+    if executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise _fail("--executor ray needs Ray: pip install 'agentenvs[ray]'")
+
+
 def run_command(
     paths: Annotated[
         list[str] | None,
@@ -212,6 +224,12 @@ def run_command(
         ),
     ] = False,
     progress: Annotated[bool, typer.Option(help="show a live progress bar")] = True,
+    executor: Annotated[
+        str, typer.Option(help="where envs live: local (this process) or ray (actors on a Ray cluster)")
+    ] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="ray: the cluster to join (HOST:PORT or 'auto'; default: a local Ray)")
+    ] = None,
 ) -> None:
     """Roll a policy through a suite of tasks and score it."""
     from agentenvs.harness.report import write_report  # pandas and matplotlib: only for commands that score
@@ -220,6 +238,7 @@ def run_command(
 
     if retry_infra and not resume:
         raise _fail("--retry-infra replays the infra episodes of an existing run: use it with --resume --out DIR")
+    _check_executor(executor, ray_address)
     if resume:
         if out is None or not RunDir(out).exists():
             raise _fail("--resume needs --out pointing at an existing run directory")
@@ -244,6 +263,7 @@ def run_command(
             max_policy_calls=max_policy_calls, max_infra_retries=max_infra_retries, policy_timeout_sec=policy_timeout,
             env_timeout_sec=env_timeout, episode_timeout_sec=episode_timeout, max_steps=max_steps,
             env_kwargs=_parse_env_args(env_arg or []), save_images=images, policy_feedback=policy_feedback,
+            executor=executor, executor_options={"address": ray_address} if executor == "ray" else {},
         )  # fmt: skip
         if out is None:
             out = Path("runs") / f"{dt.datetime.now():%Y%m%d-%H%M%S}-{policy}"

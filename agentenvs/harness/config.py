@@ -40,7 +40,8 @@ class RunConfig(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     backend: str | None = Field(None, description="sandbox backend, for the families that have sandboxes")
-    executor: str = "local"
+    executor: str = Field("local", description="where envs live: local (this process) or ray (Ray actors)")
+    executor_options: dict[str, Any] = Field(default_factory=dict, description="e.g. the ray executor's address")
     save_images: bool = True
     policy_feedback: bool = Field(
         False,

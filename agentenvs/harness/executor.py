@@ -6,12 +6,13 @@ worker thread: the runner plays each episode's whole reset/step loop in
 one thread (a lane), so a fast env pays no thread handoff per step. The
 async methods run the same calls off the event loop for callers that live
 on it. ``LocalExecutor`` makes envs in this process with ``agentenvs.make``;
-a Ray executor would hand out handles to actors with the same interface.
+``RayExecutor`` (ray_executor.py) hands out handles to Ray actors.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -169,13 +170,19 @@ class LocalExecutor(Executor):
         return {"name": self.name, "threads": self._pool._max_workers}
 
 
-EXECUTORS: dict[str, type[Executor]] = {"local": LocalExecutor}
+#: Executors by name: where each lives, imported only when chosen (Ray is an optional extra).
+EXECUTORS: dict[str, str] = {
+    "local": "agentenvs.harness.executor:LocalExecutor",
+    "ray": "agentenvs.harness.ray_executor:RayExecutor",
+}
 
 
-def make_executor(name: str, max_workers: int) -> Executor:
+def make_executor(name: str, max_workers: int, options: dict[str, Any] | None = None) -> Executor:
+    """The executor ``name`` with its ``options`` (the ray executor's ``address``)."""
     if name not in EXECUTORS:
         raise ValueError(f"unknown executor {name!r}; choose one of: {', '.join(EXECUTORS)}")
-    return EXECUTORS[name](max_workers=max_workers)
+    module, _, cls = EXECUTORS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)(max_workers=max_workers, **(options or {}))
 
 
 def run_in_thread(fn: Callable[[], T], name: str) -> asyncio.Future[T]:

@@ -154,7 +154,7 @@ class Runner:
             concurrency = min(concurrency, self.policy.max_concurrency)
         self.concurrency = concurrency
         self.max_sandboxes = min(config.max_sandboxes or concurrency, concurrency)
-        self.executor = executor or make_executor(config.executor, self.max_sandboxes)
+        self.executor = executor or make_executor(config.executor, self.max_sandboxes, config.executor_options)
         self._halt = threading.Event()
         self._stopped = False
         self._lanes: set[Lane] = set()
