@@ -119,6 +119,19 @@ def _step(step: dict[str, Any], request: list[dict[str, Any]] | None, images: _I
     }
 
 
+def _mark_extensions(steps: list[dict[str, Any]]) -> None:
+    """``extends_previous``: whether a step's prompt ids begin with the previous step's prompt and completion ids
+    (then the two are one token sequence; a history the server renders differently breaks it). None without ids."""
+    previous: dict[str, Any] | None = None
+    for step in steps:
+        step["extends_previous"] = None
+        if previous is not None and step["prompt_token_ids"] is not None:
+            before = (previous["prompt_token_ids"] or []) + (previous["completion_token_ids"] or [])
+            if previous["prompt_token_ids"] is not None and previous["completion_token_ids"] is not None:
+                step["extends_previous"] = step["prompt_token_ids"][: len(before)] == before
+        previous = step
+
+
 def _faithful(step: dict[str, Any]) -> bool:
     keys = ("prompt_token_ids", "completion_token_ids", "logprobs")
     return all(step[k] is not None for k in keys) and not step["token_mismatch"]
@@ -132,6 +145,7 @@ def episode_record(run: RunDir, run_info: dict[str, Any], episode: dict[str, Any
     taken = [s for s in lines if isinstance(s.get("step"), int) and s["step"] >= 1]
     images = _Images(run, run.trajectory_dir(task_id, trial))
     steps = [_step(s, r, images) for s, r in zip(taken, _requests(taken))]
+    _mark_extensions(steps)
     last = next((s for s in reversed(steps) if s["prompt_messages"] is not None), None)
     messages = None
     if last is not None:
@@ -155,6 +169,9 @@ def episode_record(run: RunDir, run_info: dict[str, Any], episode: dict[str, Any
         "num_steps": len(steps),
         "return": sum(s["reward"] for s in steps),
         "token_faithful": bool(steps) and all(_faithful(s) for s in steps),
+        "one_sequence": bool(steps)
+        and all(_faithful(s) for s in steps)
+        and all(s["extends_previous"] for s in steps[1:]),
         "context_trimmed": any(((s.get("policy") or {}).get("request") or {}).get("omitted_turns") for s in taken),
         "instruction": start.get("instruction"),
         "initial_observation": (start.get("observation") or {}).get("text"),
@@ -212,7 +229,7 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path, per_step: bool) -> No
         ("step", pa.int64()), ("action", text), ("reward", pa.float64()), ("terminated", pa.bool_()),
         ("truncated", pa.bool_()), ("checks", pa.map_(text, pa.bool_())), ("progress", pa.float64()),
         ("action_error", text), ("observation", text), ("prompt_token_ids", ids), ("completion_token_ids", ids),
-        ("logprobs", pa.list_(pa.float64())), ("token_mismatch", text),
+        ("logprobs", pa.list_(pa.float64())), ("token_mismatch", text), ("extends_previous", pa.bool_()),
     ]  # fmt: skip
     episode_fields = [
         ("task_id", text), ("family", text), ("trial", pa.int64()), ("seed", pa.int64()), ("group_id", text),
@@ -224,7 +241,7 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path, per_step: bool) -> No
         fields = [*episode_fields, *step_fields, ("prompt_messages", text), ("completion_message", text)]
     else:
         fields = [
-            *episode_fields, ("token_faithful", pa.bool_()), ("context_trimmed", pa.bool_()),
+            *episode_fields, ("token_faithful", pa.bool_()), ("one_sequence", pa.bool_()), ("context_trimmed", pa.bool_()),
             ("instruction", text), ("initial_observation", text), ("messages", text),
             ("steps", pa.list_(pa.struct(step_fields))),
         ]  # fmt: skip

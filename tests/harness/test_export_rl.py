@@ -57,6 +57,11 @@ def test_episode_records_in_jsonl(vllm_run, tmp_path):
         assert (record["success"], record["error_kind"], record["status"]) == (True, None, "scored")
         assert (record["policy"], record["model"], record["family"]) == ("openai", "scripted", "toy")
         assert record["token_faithful"] is True and record["context_trimmed"] is False
+        # Each prompt extends the previous prompt and completion, until an older turn loses its image (reach-2's
+        # third request shows its first screenshot as "[image omitted]"): then it is no longer one sequence.
+        extends = [s["extends_previous"] for s in steps]
+        assert extends == ([None, True] if record["task_id"] == "toy/reach-1" else [None, True, False])
+        assert record["one_sequence"] is (record["task_id"] == "toy/reach-1")
         assert record["instruction"].startswith("Make the counter equal")
         assert steps[-1]["checks"] == {"half": True, "reached": True} and steps[-1]["progress"] == 1.0
         trajectory = run.read_steps(record["task_id"], record["trial"])[1:]

@@ -2,8 +2,9 @@
 
 A deterministic toy tokenizer: a token is a UTF-8 byte, its id the byte's
 value. The prompt is the request's messages rendered as a chat template would
-(``render``: images as ``<image>``), the completion the tool call as JSON plus
-an end marker. The shapes follow the servers' OpenAI-compatible chat replies:
+(``render``: images as ``<image>``, an assistant turn closed by an end marker),
+the completion the tool call as JSON plus that marker, so a history rendered
+unchanged makes each prompt extend the previous prompt and completion. The shapes follow the servers' OpenAI-compatible chat replies:
 
 - ``vllm``: asked with ``return_token_ids`` and ``logprobs``; ``prompt_token_ids`` on the
   response, ``token_ids`` and ``logprobs.content`` on the choice;
@@ -37,6 +38,8 @@ def render(messages: list[dict[str, Any]]) -> str:
             text = content or ""
         for call in message.get("tool_calls") or []:
             text += json.dumps(call["function"], sort_keys=True)
+        if message["role"] == "assistant":
+            text += END
         out.append(f"<|{message['role']}|>{text}")
     return "".join(out) + "<|assistant|>"
 
