@@ -7,13 +7,18 @@ Each step must hold exactly the prompt and completion token ids and logprobs the
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
+
 import pytest
 from servers import Faults, chat_app, serve
 from typer.testing import CliRunner
 
 from agentenvs.harness.cli import app as harness_app
-from agentenvs.harness.policies.trace import TOKEN_KEYS
+from agentenvs.harness.config import RunConfig
+from agentenvs.harness.policies.trace import TOKEN_KEYS, sampled_tokens
 from agentenvs.harness.rundir import RunDir
+from agentenvs.harness.runner import RunDirError, Runner
 
 TASKS = ("toy/reach-1", "toy/reach-2")
 #: Steps per trial: reach-1 is add, done; reach-2 is add, add, done.
@@ -136,3 +141,45 @@ def test_a_server_without_token_ids_gets_nothing_recorded_and_no_crash(tmp_path)
 def test_the_flags_belong_to_the_openai_policy(tmp_path):
     result = invoke("run", "--task", "toy/reach-1", "--policy", "oracle", "--return-token-ids", "--out", str(tmp_path))
     assert result.exit_code == 2 and "--return-token-ids" in result.output and "does not apply" in result.output
+
+
+def test_other_shapes_read_from_plain_replies():
+    """SGLang's dict entries, ids in the logprobs' tokens that disagree, and a reply with nothing: read as is."""
+    sglang = SimpleNamespace(
+        choices=[
+            {
+                "prompt_token_ids": [1, 2],
+                "meta_info": {
+                    "output_token_logprobs": [{"token_id": 5, "logprob": -0.5}, {"token_id": 6, "logprob": -1}]
+                },
+            }
+        ]
+    )
+    assert sampled_tokens(sglang) == {
+        "prompt_token_ids": [1, 2],
+        "completion_token_ids": [5, 6],
+        "logprobs": [-0.5, -1.0],
+    }
+    content = [{"token": "token_id:7", "logprob": -0.1}, {"token": "token_id:9", "logprob": -0.2}]
+    disagree = SimpleNamespace(prompt_token_ids=[3], choices=[{"token_ids": [7, 8], "logprobs": {"content": content}}])
+    assert sampled_tokens(disagree) == {
+        "prompt_token_ids": [3],
+        "completion_token_ids": [7, 8],
+        "logprobs": [-0.1, -0.2],
+        "token_mismatch": "the logprobs' token_id:N tokens differ from the completion token ids",
+    }
+    assert sampled_tokens(SimpleNamespace(choices=[{"message": {"content": "hi"}}])) == {}
+    assert sampled_tokens(SimpleNamespace(choices=[])) == {}
+
+
+def test_resume_keeps_the_same_seed_setting(tmp_path):
+    out = tmp_path / "run"
+    result = invoke("run", "--task", "toy/reach-1", "--policy", "oracle", "--trials", "2", "--same-seed",
+                    "--out", str(out), "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [e["seed"] for e in RunDir(out).read_episodes()] == [0, 0]
+    config = RunConfig.model_validate(RunDir(out).read_run()["config"])
+    assert config.same_seed is True
+    with pytest.raises(RunDirError, match="other tasks, trials or seeds"):
+        asyncio.run(Runner(config.model_copy(update={"same_seed": False}), str(out), resume=True).run())
+    assert invoke("run", "--resume", "--out", str(out), "--no-progress").exit_code == 0
