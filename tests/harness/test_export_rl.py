@@ -185,3 +185,26 @@ def test_the_agentenvs_command_has_export_rl(vllm_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert len(read_jsonl(tmp_path / "a.jsonl")) == 4
     assert RunDir(run.path).exists()
+
+
+def test_a_text_game_run_exports_its_tokens_and_messages(tmp_path):
+    """A real family (text games, no images): the scripted server gives up at once, and that is what is recorded."""
+    faults = Faults()
+    faults.tokens = "sglang"
+    app = chat_app(faults)
+    tasks = ("textgame/coin-easy-0", "textgame/coin-easy-1")
+    with serve(app) as url:
+        run = run_openai(tmp_path / "run", url, "--return-token-ids", tasks=tasks)
+    export(run.path, "--format", "parquet", "--out", str(tmp_path / "rl.parquet"))
+    frame = pd.read_parquet(tmp_path / "rl.parquet")
+    assert list(frame["task_id"]) == [t for t in tasks for _ in (0, 1)]
+    assert list(frame["group_id"]) == [group_id(t, 0) for t in tasks for _ in (0, 1)]
+    for _, row in frame.iterrows():
+        (step,) = row["steps"]
+        assert json.loads(step["action"]) == {"name": "done", "arguments": "{}"}
+        assert step["reward"] == row["score"] == row["return"] and row["success"] == (row["score"] == 1.0)
+        messages = json.loads(row["messages"])
+        assert [m["role"] for m in messages] == ["system", "user", "assistant"]
+        assert render(messages[:-1]).encode() == bytes(list(step["prompt_token_ids"]))
+        assert row["instruction"] in messages[1]["content"] and row["token_faithful"]
+    assert len(app.state.sampled) == 4
