@@ -1,4 +1,4 @@
-"""The harness commands: ``run``, ``report``, ``show``, ``compare``.
+"""The harness commands: ``run``, ``report``, ``show``, ``compare``, ``export-rl``.
 
 ``register(app)`` adds them to the ``agentenvs`` CLI; ``python -m
 agentenvs.harness`` runs them on their own.
@@ -72,7 +72,7 @@ def _policy_options(policy: str, given: dict[str, Any]) -> dict[str, Any]:
     """Only the options that apply to ``policy``; one meant for another policy is an error."""
     applies = {
         "openai": {"model", "base_url", "api_key_env", "temperature", "top_p", "max_tokens", "context_tokens",
-                   "max_images", "max_retries", "request_timeout_sec"},
+                   "max_images", "max_retries", "request_timeout_sec", "return_token_ids", "record_messages"},
         "http": {"url", "max_retries", "request_timeout_sec"},
         "random": {"seed"},
         "replay": {"run"},
@@ -192,6 +192,9 @@ def run_command(
         bool, typer.Option(help="with --resume: also replay the episodes that ended as infra errors")
     ] = False,
     seed: Annotated[int, typer.Option(help="base seed; trial t uses seed + t")] = 0,
+    same_seed: Annotated[
+        bool, typer.Option(help="every trial of a task uses --seed: a group of rollouts of one initial state (GRPO)")
+    ] = False,
     max_steps: Annotated[int | None, typer.Option(min=1, help="override every task's step budget")] = None,
     model: Annotated[str | None, typer.Option(help="openai: the model name")] = None,
     base_url: Annotated[str | None, typer.Option(help="openai: the server, e.g. http://127.0.0.1:8000/v1")] = None,
@@ -201,6 +204,12 @@ def run_command(
     max_tokens: Annotated[int | None, typer.Option(help="openai: completion tokens per step")] = None,
     context_tokens: Annotated[int | None, typer.Option(help="openai: history budget in tokens")] = None,
     max_images: Annotated[int | None, typer.Option(help="openai: latest turns that keep their images")] = None,
+    return_token_ids: Annotated[
+        bool, typer.Option(help="openai: record the token ids and logprobs a vLLM or SGLang server sampled")
+    ] = False,
+    record_messages: Annotated[
+        bool, typer.Option(help="openai: record each request's messages and the sampled message")
+    ] = False,
     url: Annotated[str | None, typer.Option(help="http: the policy server's base URL")] = None,
     replay_from: Annotated[Path | None, typer.Option(help="replay: the run directory to replay")] = None,
     max_retries: Annotated[int | None, typer.Option(help="openai/http: retries of a failed request")] = None,
@@ -252,14 +261,15 @@ def run_command(
                 "model": model, "base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
                 "top_p": top_p, "max_tokens": max_tokens, "context_tokens": context_tokens, "max_images": max_images,
                 "url": url, "run": str(replay_from) if replay_from else None, "max_retries": max_retries,
-                "request_timeout_sec": request_timeout, "seed": seed,
+                "request_timeout_sec": request_timeout, "seed": seed, "return_token_ids": return_token_ids or None,
+                "record_messages": record_messages or None,
             },
         )  # fmt: skip
         config = RunConfig(
             tasks=[t.full_id for t in tasks], task_dirs=task_dirs, backend=backend,
             selection={"paths": paths, "suite": suite, "task": task, **filters},
             policy=PolicySpec(name=policy, options=options),
-            trials=trials, seed=seed, concurrency=concurrency, max_sandboxes=max_sandboxes,
+            trials=trials, seed=seed, same_seed=same_seed, concurrency=concurrency, max_sandboxes=max_sandboxes,
             max_policy_calls=max_policy_calls, max_infra_retries=max_infra_retries, policy_timeout_sec=policy_timeout,
             env_timeout_sec=env_timeout, episode_timeout_sec=episode_timeout, max_steps=max_steps,
             env_kwargs=_parse_env_args(env_arg or []), save_images=images, policy_feedback=policy_feedback,
@@ -358,12 +368,17 @@ def compare_command(run_dirs: Annotated[list[Path], typer.Argument(help="two or 
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``run``, ``report``, ``show`` and ``compare`` to a Typer app."""
+    """Add ``run``, ``report``, ``show``, ``compare`` and ``export-rl`` to a Typer app."""
+    from agentenvs.harness.export_rl import export_rl_command
+
     app.command("run")(run_command)
     app.command("report")(report_command)
     app.command("show")(show_command)
     app.command("compare")(compare_command)
+    app.command("export-rl")(export_rl_command)
 
 
-app = typer.Typer(help="agentenvs harness: run, report, show, compare.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="agentenvs harness: run, report, show, compare, export-rl.", no_args_is_help=True, add_completion=False
+)
 register(app)

@@ -29,6 +29,11 @@ class RunConfig(BaseModel):
     policy: PolicySpec
     trials: int = Field(1, ge=1)
     seed: int = 0
+    same_seed: bool = Field(
+        False,
+        description="every trial of a task uses `seed` (repeated rollouts of one initial state, a group for "
+        "group-based RL such as GRPO); otherwise trial t uses seed + t",
+    )
     concurrency: int = Field(4, ge=1, description="episodes in flight")
     max_sandboxes: int | None = Field(None, ge=1, description="envs alive at once (default: concurrency)")
     max_policy_calls: int | None = Field(None, ge=1, description="policy requests in flight (default: concurrency)")
@@ -54,5 +59,5 @@ class RunConfig(BaseModel):
         return self.task_dirs.get(full_id, full_id)
 
     def seed_for(self, trial: int) -> int:
-        """Distinct, reproducible seeds per trial."""
-        return self.seed + trial
+        """Distinct, reproducible seeds per trial (one seed for all with ``same_seed``)."""
+        return self.seed if self.same_seed else self.seed + trial

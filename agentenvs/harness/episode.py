@@ -27,7 +27,7 @@ import concurrent.futures
 import time
 import uuid
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from agentenvs.core import Task
@@ -48,6 +48,7 @@ from agentenvs.harness.policies import (
     PolicyUnavailable,
     StepInput,
 )
+from agentenvs.harness.policies.trace import split_trace
 from agentenvs.harness.rendering import STEP_BUDGET_SPENT
 from agentenvs.harness.rundir import TrajectoryWriter
 
@@ -152,13 +153,7 @@ def _sendable(decision: Decision) -> tuple[Decision, dict[str, Any] | None]:
     problem = action_problem(decision.action)
     if problem is None:
         return decision, None
-    sent = Decision(
-        action=NO_ACTION,
-        usage=decision.usage,
-        message=decision.message,
-        note=f"the policy's action was not sent: {problem}",
-        retries=decision.retries,
-    )
+    sent = replace(decision, action=NO_ACTION, note=f"the policy's action was not sent: {problem}")
     return sent, refused_record(decision.action, problem)
 
 
@@ -338,6 +333,7 @@ class EpisodePlayer:
                 if info.get("action_error"):
                     result.action_errors += 1
                 fields, images = _fields(obs, writer)
+                sampled, policy_trace = split_trace(decision.trace)
                 told = _instruction(obs, instruction)
                 moved_on = {"instruction": told} if told != instruction else {}
                 instruction = told
@@ -352,7 +348,9 @@ class EpisodePlayer:
                             "note": decision.note,
                             "usage": decision.usage,
                             "retries": decision.retries,
+                            **policy_trace,
                         },
+                        **sampled,
                         "observation": fields,
                         "reward": float(reward),
                         "terminated": bool(terminated),

@@ -174,10 +174,10 @@ class Runner:
             if (
                 recorded.tasks != self.config.tasks
                 or recorded.trials != self.config.trials
-                or recorded.seed != self.config.seed
+                or (recorded.seed, recorded.same_seed) != (self.config.seed, self.config.same_seed)
             ):
                 raise RunDirError(
-                    f"{self.run_dir.path} was started with other tasks, trials or seed; resume it with its own "
+                    f"{self.run_dir.path} was started with other tasks, trials or seeds; resume it with its own "
                     "config (`agentenvs run --resume --out DIR` alone) or choose another --out"
                 )
             self.run_dir.repair()

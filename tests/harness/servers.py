@@ -4,7 +4,8 @@
 the counter reaches min(target, 2), then done. So targets 1 and 2 succeed
 and 3 fails, which gives known scores. ``faults`` switch on the failures the
 tests need: 500s, 4xx refusals, garbage, error objects, bodies too deep, too
-large or compressed, unknown tools, hangs.
+large or compressed, unknown tools, hangs. ``Faults.tokens`` makes the chat
+server answer like vLLM or SGLang with token ids and logprobs (``tokens.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from tokens import add_tokens
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
@@ -59,6 +61,7 @@ class Faults:
         self.unknown_tool_first_step = False
         self.bad_arguments_first_step = False  # chat server: tool-call arguments that are not JSON
         self.plain_text = False  # chat server: the action as text in a fenced block, no tool call
+        self.tokens = ""  # chat server: token ids and logprobs in a server's shape (a key of tokens.SHAPES)
         self.hang_sec = 5.0
         self.requests = 0
 
@@ -89,6 +92,7 @@ def chat_app(faults: Faults) -> FastAPI:
     app = FastAPI()
     app.state.requests = []
     app.state.headers = []
+    app.state.sampled = {}  # tool call id -> the token ids and logprobs sent with it
 
     @app.post("/v1/chat/completions")
     async def complete(request: Request) -> Response:
@@ -123,32 +127,35 @@ def chat_app(faults: Faults) -> FastAPI:
                     "usage": USAGE,
                 }
             )
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-{len(app.state.requests)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "tool_calls",
-                        "message": {
-                            "role": "assistant",
-                            "content": None,
-                            "tool_calls": [
-                                {
-                                    "id": f"call_{len(app.state.requests)}",
-                                    "type": "function",
-                                    "function": {"name": call["name"], "arguments": arguments},
-                                }
-                            ],
-                        },
-                    }
-                ],
-                "usage": USAGE,
-            }
-        )
+        reply = {
+            "id": f"chatcmpl-{len(app.state.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{len(app.state.requests)}",
+                                "type": "function",
+                                "function": {"name": call["name"], "arguments": arguments},
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": USAGE,
+        }
+        if faults.tokens:
+            sent = add_tokens(faults.tokens, body, reply, len(app.state.requests))
+            if sent is not None:
+                app.state.sampled[f"call_{len(app.state.requests)}"] = sent
+        return JSONResponse(reply)
 
     return app
 

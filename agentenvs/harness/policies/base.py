@@ -93,7 +93,9 @@ class Decision:
     ``usage`` holds token counts (``prompt_tokens``, ``completion_tokens``,
     ``total_tokens``) where the policy has them; ``message`` is the raw text
     the policy produced besides the action (a model's reasoning), for the
-    trajectory; ``note`` explains a ``NO_ACTION``.
+    trajectory; ``note`` explains a ``NO_ACTION``. ``trace`` is what a chat policy sampled, for training
+    (token ids, logprobs, the sampled message, the request's messages: see ``trace.py``), recorded in the
+    step's line.
     """
 
     action: Any
@@ -101,6 +103,7 @@ class Decision:
     message: str | None = None
     note: str | None = None
     retries: int = 0
+    trace: dict[str, Any] | None = None
 
 
 class Policy(ABC):

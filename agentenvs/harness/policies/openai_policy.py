@@ -10,6 +10,11 @@ a game command), as the system prompt says; one with no usable action at all
 spent step; another 4xx ends the episode as
 the agent's failure. Token usage is recorded per step. The model sees the
 observations and nothing else: no rewards, checks or progress.
+
+``return_token_ids`` asks vLLM and SGLang servers for the prompt's and the
+completion's token ids and the sampled logprobs, and records them per step
+with the sampled message and the request's messages (``trace.py``);
+``record_messages`` records the messages alone.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from agentenvs.harness.policies.base import (
 from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module, usage_counts
 from agentenvs.harness.policies.prompts import observation_text, plain_text_action, system_prompt
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
+from agentenvs.harness.policies.trace import REQUEST_FIELDS, request_delta, sampled_message, sampled_tokens
 
 #: Rough cost of one image in the context budget, in tokens.
 IMAGE_TOKENS = 1000
@@ -60,6 +66,9 @@ class Conversation:
     turns: list[list[dict[str, Any]]] = field(default_factory=list)
     pending_call_id: str | None = None
     dropped: int = 0
+    #: The turns the latest request left out, and the latest request recorded in the trajectory.
+    omitted: int = 0
+    sent: list[dict[str, Any]] | None = None
 
     def messages(self, budget: int, max_images: int) -> list[dict[str, Any]]:
         turns = [self._without_old_images(turn, i, len(self.turns), max_images) for i, turn in enumerate(self.turns)]
@@ -72,7 +81,7 @@ class Conversation:
             kept.append(turn)
             used += cost
         kept.reverse()
-        omitted = len(turns) - len(kept)
+        omitted = self.omitted = len(turns) - len(kept)
         note = [{"role": "user", "content": f"[{omitted} earlier turns omitted to fit the context]"}] if omitted else []
         return [*self.opening, *note, *(m for turn in kept for m in turn)]
 
@@ -122,6 +131,8 @@ class OpenAIPolicy(Policy):
         retry: RetryPolicy | None = None,
         extra_body: dict[str, Any] | None = None,
         system_prompt_override: str | None = None,
+        return_token_ids: bool = False,
+        record_messages: bool | None = None,
     ):
         if not model:
             raise PolicyConfigError("--policy openai needs --model (the model name the server serves)")
@@ -140,6 +151,8 @@ class OpenAIPolicy(Policy):
         self.retry = retry or RetryPolicy()
         self.extra_body = extra_body or {}
         self.system_prompt_override = system_prompt_override
+        self.return_token_ids = bool(return_token_ids)
+        self.record_messages = self.return_token_ids if record_messages is None else bool(record_messages)
         client_class = openai.DefaultAsyncHttpxClient
         server = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._client = openai.AsyncOpenAI(
@@ -165,6 +178,8 @@ class OpenAIPolicy(Policy):
             "max_images": self.max_images,
             "max_retries": self.retry.max_retries,
             "extra_body": self.extra_body,
+            "return_token_ids": self.return_token_ids,
+            "record_messages": self.record_messages,
         }
 
     async def reset(self, start: EpisodeStart) -> None:
@@ -206,23 +221,21 @@ class OpenAIPolicy(Policy):
         reply, retries = await call_with_retries(
             lambda: self._complete(messages, start.tools), self.retry, f"chat completion at {self.base_url}"
         )
+        response = reply
         if not isinstance(reply, Malformed):
             reply = _read_reply(reply)
         if isinstance(reply, Malformed):
             return Decision(action=NO_ACTION, note=f"malformed reply: {reply.reason}", retries=retries)
         content, calls, usage = reply
+        trace = self._trace(convo, messages, response)
         if not calls:
             convo.turns.append([{"role": "assistant", "content": content or ""}])
             command = plain_text_action(content or "")
-            if command:
-                note = "the model answered in plain text: taken as the action"
-                return Decision(action=command, usage=usage, message=content, note=note, retries=retries)
+            note = "the model answered in plain text: taken as the action"
+            if not command:
+                note = "the model answered with neither a tool call nor text"
             return Decision(
-                action=NO_ACTION,
-                usage=usage,
-                message=content,
-                note="the model answered with neither a tool call nor text",
-                retries=retries,
+                action=command or NO_ACTION, usage=usage, message=content, note=note, retries=retries, trace=trace
             )
         call_id, name, arguments = calls[0]
         convo.turns.append(
@@ -239,17 +252,30 @@ class OpenAIPolicy(Policy):
         convo.pending_call_id = call_id
         note = f"ignored {len(calls) - 1} extra tool calls (one action per step)" if len(calls) > 1 else None
         action = {"name": name, "arguments": arguments}
-        return Decision(action=action, usage=usage, message=content, note=note, retries=retries)
+        return Decision(action=action, usage=usage, message=content, note=note, retries=retries, trace=trace)
+
+    def _trace(self, convo: Conversation, messages: list[dict[str, Any]], response: Any) -> dict[str, Any] | None:
+        """What the step records for training: token ids and logprobs, the sampled message, the request."""
+        trace: dict[str, Any] = sampled_tokens(response) if self.return_token_ids else {}
+        if self.record_messages:
+            trace["request"] = request_delta(convo.sent, messages)
+            if convo.omitted:
+                trace["request"]["omitted_turns"] = convo.omitted
+            convo.sent = messages
+            trace["sampled"] = sampled_message(response)
+        return trace or None
 
     async def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
         """The server's completion, or ``Malformed``; ``Transient`` for what deserves another try."""
+        extra_body = {**REQUEST_FIELDS, **self.extra_body} if self.return_token_ids else self.extra_body
+        sampling = {**self.sampling, "logprobs": True} if self.return_token_ids else self.sampling
         try:
             return await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
-                extra_body=self.extra_body or None,
-                **self.sampling,
+                extra_body=extra_body or None,
+                **sampling,
             )
         except openai.RateLimitError as exc:
             raise Transient(f"429 rate limited: {exc.message}", _retry_after(exc.response)) from None
