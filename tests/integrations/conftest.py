@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import shutil
+import time
 from typing import Any
 
 import numpy as np
 import pytest
+from fastapi import FastAPI, Request
 
 import agentenvs
 from agentenvs.integrations.common import scripted_actions
@@ -70,3 +73,36 @@ def image_parts(content: Any) -> list[np.ndarray]:
     if isinstance(content, str):
         return []
     return [decode_data_url(part["image_url"]["url"]) for part in content if part.get("type") == "image_url"]
+
+
+def replay_chat_app(decide):
+    """An OpenAI-compatible ``/v1/chat/completions`` whose replies are ``decide(request body)``: a native
+    string comes back as the message's text, a tool-call dict as a real ``tool_calls`` entry."""
+    app = FastAPI()
+    app.state.requests = []
+
+    @app.post("/v1/chat/completions")
+    async def complete(request: Request) -> dict:
+        body = await request.json()
+        app.state.requests.append(body)
+        action = decide(body)
+        n = len(app.state.requests)
+        if isinstance(action, dict):
+            call = {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {"name": action["name"], "arguments": json.dumps(action.get("arguments", {}))},
+            }
+            message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": action}, "stop"
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+    return app
