@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import image_parts
 
 from agentenvs.integrations.common import (
     TextEpisode,
@@ -14,6 +13,7 @@ from agentenvs.integrations.common import (
     require,
     step_metadata,
 )
+from tests.integrations.cases import image_parts
 
 
 def test_a_reply_becomes_an_action():

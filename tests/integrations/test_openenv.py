@@ -6,10 +6,10 @@ from __future__ import annotations
 import httpx
 import numpy as np
 import pytest
-from conftest import CASES, SEED, decode_data_url, direct_run
 
 from agentenvs.integrations.common import render_observation, scripted_actions
 from tests.harness.servers import serve
+from tests.integrations.cases import CASES, SEED, decode_data_url, direct_run
 
 pytest.importorskip(
     "openenv.core.env_server.http_server",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CASES, SEED, direct_run, image_parts
 
 from agentenvs.integrations.common import action_to_text, content_text, render_observation, scripted_actions
+from tests.integrations.cases import CASES, SEED, direct_run, image_parts
 
 skyrl_gym = pytest.importorskip("skyrl_gym", reason="needs skyrl-gym: pip install 'agentenvs[skyrl]'")
 from skyrl_gym.metrics import aggregate_for_environment  # noqa: E402

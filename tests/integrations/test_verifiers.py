@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CASES, SEED, direct_run, image_parts, replay_chat_app
 
 from agentenvs.integrations.common import render_observation, scripted_actions
 from tests.harness.servers import serve
+from tests.integrations.cases import CASES, SEED, direct_run, image_parts, replay_chat_app
 
 vf = pytest.importorskip(
     "verifiers",
