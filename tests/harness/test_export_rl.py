@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from servers import Faults, chat_app, serve
 from test_token_ids import STEPS, TASKS, invoke, run_openai
-from tokens import render
 from typer.testing import CliRunner
 
 from agentenvs.cli import app as agentenvs_app
 from agentenvs.harness.export_rl import group_id
 from agentenvs.harness.rundir import RunDir
+from tests.harness.tokens import render
 
 
 @pytest.fixture(scope="module")
