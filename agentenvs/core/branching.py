@@ -180,7 +180,7 @@ class Branching:
     def restore(self, ref: str) -> tuple[Any, dict[str, Any]]:
         """Put this env back in the state ``snapshot()`` kept: ``(observation, info)`` as they were then,
         with ``info["state_hash"]`` of the state now."""
-        if self._log is None:
+        if self._log is None and not self._snapshots:
             raise gym.error.ResetNeeded("call reset() before restore(); a fresh env has no snapshots")
         return self.adopt(self.snapshot_object(ref))
 
@@ -208,12 +208,17 @@ class Branching:
         started = time.monotonic()
         if snap.family_state is not None:
             self._task = snap.task
-            self._load_state(snap.family_state)
+            try:
+                self._load_state(snap.family_state)
+            except BaseException:
+                self._ended = True
+                raise
             self._last_obs = copy.deepcopy(snap.last_obs)
             obs, info = copy.deepcopy(snap.result)
+            state_hash = self._hash_now()
             replayed = 0
         else:
-            obs, info = self._replay(snap)
+            obs, info, state_hash = self._replay(snap)
             replayed = snap.log.steps_in(len(snap.log.entries))
         self._running = True
         self._task = snap.task
@@ -225,13 +230,11 @@ class Branching:
         self.np_random.bit_generator.state = copy.deepcopy(snap.rng_state)
         now = time.monotonic()
         self._t0 = self._step_started = now - snap.elapsed
-        state_hash = self._hash_now()
         if state_hash != snap.state_hash and snap.state_hash is not None:
             self._ended = True
             raise NotDeterministicError(
-                f"{snap.env_class}: after {snap.strategy} the state hash is {state_hash}, "
-                f"not {snap.state_hash} as at the snapshot"
-                + (" (the family's _load_state does not restore its state)" if snap.family_state is not None else "")
+                f"{snap.env_class}: after its _load_state the state hash is {state_hash}, "
+                f"not {snap.state_hash} as at the snapshot: the family's copy misses part of its state"
             )
         restored = {"strategy": snap.strategy, "replayed_steps": replayed, "sec": round(now - started, 3)}
         return obs, {**info, "state_hash": state_hash, "restored": restored}
@@ -273,16 +276,16 @@ class Branching:
         except Exception:  # noqa: BLE001 - a sealed or closed sandbox has nothing left to hash
             return None
 
-    def _replay(self, snap: Snapshot) -> tuple[Any, dict[str, Any]]:
+    def _replay(self, snap: Snapshot) -> tuple[Any, dict[str, Any], str | None]:
         """A new episode of the snapshot's task and seed, then its recorded calls; checked as it goes."""
         log = snap.log
         try:
             obs, info = self.reset(seed=log.seed, options={**log.options, "task": log.task})
-            _expect(snap, 0, info["state_hash"])
+            state_hash: str | None = info["state_hash"]
+            _expect(snap, 0, state_hash)
             here = self._addresses()
             moved = {old: here[k] for k, old in snap.addresses.items() if k in here and here[k] != old}
             result: tuple[Any, dict[str, Any]] = (obs, info)
-            last = len(log.entries)
             for n, entry in enumerate(log.entries, 1):
                 if entry.kind == "oracle":
                     self.oracle_actions(entry.value)
@@ -292,8 +295,9 @@ class Branching:
                     self._t0 = time.monotonic() - (budget + 1.0 if entry.timed_out else 0.0)
                     step = self.step(_rebase(entry.value, moved))
                     result = (step[0], step[4])
-                if n in log.hashes and n < last:
-                    _expect(snap, n, self._state_hash())
+                if n in log.hashes:
+                    state_hash = self._hash_now()
+                    _expect(snap, n, state_hash)
             if self._step_count != snap.step_count or self._ended != snap.ended:
                 raise NotDeterministicError(
                     f"{snap.env_class}: replaying {log.task.full_id} (seed {log.seed}) ended at step "
@@ -310,10 +314,12 @@ class Branching:
             raise
         # The observation is the replay's own (in a fork it names the fork's addresses); the info
         # is the one the caller saw at the snapshot.
-        return result[0], copy.deepcopy(snap.result[1])
+        if len(log.entries) not in log.hashes:
+            state_hash = self._hash_now()
+        return result[0], copy.deepcopy(snap.result[1]), state_hash
 
 
-def _expect(snap: Snapshot, n: int, actual: str) -> None:
+def _expect(snap: Snapshot, n: int, actual: str | None) -> None:
     """The replay's hash after ``n`` entries must be the one recorded there."""
     log = snap.log
     wanted = log.hashes[n]

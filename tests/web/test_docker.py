@@ -194,12 +194,12 @@ def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_back
     local = agentenvs.make("web/shop-buy-0").unwrapped
     try:
         with pytest.raises(RuntimeError, match="reset"):
-            parent.fork()
+            parent.fork_sites()
         parent.reset(seed=0)
         plan = parent.oracle_actions()
         for action in plan[:3]:  # product page, quantity, add to cart
             parent.step(action)
-        forked = parent.fork()
+        forked = parent.fork_sites()
         assert set(forked) == {"shop"} and os.path.isfile(forked["shop"])
         for branch in (docker_env, local):
             branch.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
