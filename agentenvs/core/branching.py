@@ -17,7 +17,8 @@ Each family picks one of two strategies with two optional hooks:
 
 To make that possible the env records, per episode, the task, the seed and the reset
 options, every action passed to ``step`` and every ``oracle_actions`` call (families
-stage the solution's files in the sandbox there, which a replay must do again). The
+stage the solution's files in the sandbox there, which a replay must do again; a family
+whose oracle only reads sets ``oracle_changes_state = False``). The
 step count, rewards paid, progress, the ended flag, the last observation and info and
 the agent's elapsed time are set back from the snapshot, so a replay counts nothing twice.
 """
@@ -103,6 +104,9 @@ class Branching:
 
     #: How many snapshots an env keeps (oldest dropped first).
     max_snapshots: ClassVar[int] = MAX_SNAPSHOTS
+    #: ``oracle_actions`` changes the state (stages the solution in the sandbox), so a replay
+    #: calls it again where it was called; a family whose oracle only reads says False.
+    oracle_changes_state: ClassVar[bool] = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         env = super().__new__(cls)
@@ -375,7 +379,7 @@ def _recorded(oracle_actions: Any) -> Any:
             actions = oracle_actions(self, variant)
         finally:
             self._oracle_depth = depth
-        if depth == 0 and self._log is not None and not self._ended:
+        if depth == 0 and self.oracle_changes_state and self._log is not None and not self._ended:
             self._log.entries.append(Entry("oracle", variant))
         return actions
 

@@ -50,6 +50,7 @@ class TextGameEnv(AgentEnv):
 
     family = "textgame"
     native_tools: ClassVar[list[dict[str, Any]]] = [ACT_TOOL]
+    oracle_changes_state = False  # it only reads (snapshot/fork replays skip it)
     prompt_description: ClassVar[str] = (
         "You play a text game. Send one short command per step, e.g. 'go north', 'take key', 'open chest', "
         "'put apple in fridge' (or call the act tool). The observation's admissible_commands lists every command "

@@ -56,6 +56,7 @@ class WebEnv(AgentEnv):
     native_tools = tool_schemas()
     prompt_description = PROMPT
     family_hacks = WEB_HACKS
+    oracle_changes_state = False  # it only reads (snapshot/fork replays skip it)
 
     def __new__(cls, task_id: str | None = None, *, backend: str = "local", **kwargs: Any) -> WebEnv:
         """``backend="docker"`` makes a ``DockerWebEnv``: the sites and the browser in a container."""
