@@ -12,7 +12,7 @@ An episode is played to step k with a fixed, deterministic script. Then, side by
 Every fork and baseline is checked to reach the same state hash. Prints medians and ratios
 (below 1: faster than the baseline).
 
-    .venv/bin/python benchmarks/fork.py [--rounds 5] [--families textgame,terminal,swe,web]
+    .venv/bin/python benchmarks/fork.py [--rounds 5] [--families textgame,terminal,swe,web,terminal-docker,swe-docker,gui]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 import agentenvs
 from agentenvs.core.branching import _rebase
 
+GUI = {"screen_size": (800, 600), "observation_type": "screenshot"}
 SWE_EDIT = "printf '\\n# note {i}\\n' >> src/{pkg}/__init__.py && git status --short"
 
 
@@ -63,7 +64,12 @@ CASES = {
     "terminal": Case("terminal local", "terminal/log-error-summary", {"backend": "local"}, _terminal, ["ls"]),
     "swe": Case("swe local", "swe/agentenvs__calcy-0001", {"backend": "local"}, _swe, ["echo x > scratch.txt"]),
     "web": Case("web local", "web/shop-buy-0", {}, _web, ["noop()"]),
+    # Not run by default (--families terminal-docker,swe-docker,gui):
+    "terminal-docker": Case("terminal docker", "terminal/log-error-summary", {"backend": "docker"}, _terminal, ["ls"]),
+    "swe-docker": Case("swe docker", "swe/agentenvs__calcy-0001", {"backend": "docker"}, _swe, ["echo x > s.txt"]),
+    "gui": Case("gui docker", "gui/mousepad-append-line", GUI, lambda env: env.oracle_actions()[:3], ["WAIT"]),
 }
+DEFAULT = "textgame,terminal,swe,web"
 
 
 def _played(case: Case) -> tuple[Any, list[Any]]:
@@ -130,7 +136,7 @@ def bench(case: Case, rounds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--families", default=",".join(CASES))
+    parser.add_argument("--families", default=DEFAULT, help=f"of {', '.join(CASES)}")
     args = parser.parse_args()
     for family in args.families.split(","):
         bench(CASES[family], args.rounds)
