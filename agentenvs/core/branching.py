@@ -192,9 +192,12 @@ class Branching:
         """A new env (same class and constructor arguments, its own sandbox) in this episode's state now.
 
         This env is not changed, and nothing the fork does reaches it. Close the fork when done.
+        A fork keeps no warm pool (``pool_size=0``): it would start sandboxes for episodes to come.
         """
         snap = self._capture()
         args, kwargs = self._made_with
+        if "pool_size" in kwargs:
+            kwargs = {**kwargs, "pool_size": 0}
         child = type(self)(*args, **kwargs)
         try:
             child.adopt(snap)

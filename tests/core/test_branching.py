@@ -293,7 +293,7 @@ def test_text_game_fork_and_restore(strategy: str, monkeypatch: pytest.MonkeyPat
 
 
 def test_terminal_fork_and_restore_on_the_local_backend() -> None:
-    env = agentenvs.make("terminal/log-error-summary", backend="local")
+    env = agentenvs.make("terminal/log-error-summary", backend="local", pool_size=1)
     parent = env.unwrapped
     child = None
     try:
@@ -303,6 +303,7 @@ def test_terminal_fork_and_restore_on_the_local_backend() -> None:
         at_k = parent._state_hash()
         child = parent.fork()
         assert child.sandbox is not parent.sandbox and child._state_hash() == at_k
+        assert child._made_with[1]["pool_size"] == 0 and child.backend == "local", "no warm pool in a fork"
         child.step("echo 'fork only' > fork.txt")
         assert parent._state_hash() == at_k, "the fork's writes stay in its own sandbox"
         right, _ = play(parent, parent.oracle_actions())
