@@ -6,6 +6,7 @@ final verdict, and the info keys. A family implements five hooks:
 ``_begin`` (build the task's initial state), ``_act`` (do one parsed
 action), ``_check`` (evaluate checkpoints on the current state),
 ``_verify`` (the final score) and ``_end`` (release the episode).
+Snapshot, restore and fork come from ``Branching`` (``branching.py``).
 
 Who is to blame when a step fails: ``ActionError`` from parsing or ``_act``
 is a malformed action (a spent step). An ``InfraError`` is the machinery's
@@ -34,6 +35,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from agentenvs.core.actions import CONTROL_TOOLS, ParsedAction, parse_action, tool_names
+from agentenvs.core.branching import Branching
 from agentenvs.core.checks import Verdict, progress
 from agentenvs.core.errors import ActionError, InfraError, NoTaskChosenError
 from agentenvs.core.hacks import COMMON_HACKS, Hack
@@ -62,7 +64,7 @@ class StepOutcome:
     reward: float = 0.0
 
 
-class AgentEnv(gym.Env[dict[str, Any], Any]):
+class AgentEnv(Branching, gym.Env[dict[str, Any], Any]):
     """Base class of every agentenvs environment. See DESIGN.md for the contract."""
 
     family: ClassVar[str] = ""
@@ -99,6 +101,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         self._running = False
         self._ended = False
         self._last_obs: dict[str, Any] | None = None
+        self._init_branching()
 
     # -- what families provide -------------------------------------------------
 
@@ -225,6 +228,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         self._prev_progress = 0.0
         self._paid = 0.0
         self._ended = False
+        self._log = None  # recorded again once this reset has succeeded
         outcome = self._begin(task, episode_seed)
         self._running = True
         self._t0 = self._step_started = time.monotonic()
@@ -234,6 +238,7 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
         info["state_hash"] = self._state_hash()
         info["seed"] = episode_seed
         info.update(outcome.info)
+        self._log_reset(task, episode_seed, options, obs, info)
         # The agent's clock starts when it first sees the task.
         self._t0 = self._step_started = time.monotonic()
         return obs, info
@@ -241,12 +246,16 @@ class AgentEnv(gym.Env[dict[str, Any], Any]):
     def step(self, action: Any):
         if self._task is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        task = self._task
         if self._ended:
             obs = copy.deepcopy(self._last_obs or self._observation(StepOutcome(text="")))
             obs["text"] = "The episode is over; call reset() to start a new one."
             info = self._base_info({}, action_error="episode is over; call reset()")
             return obs, 0.0, True, False, info
+        result = self._step(self._task, action)
+        self._log_step(action, result)
+        return result
+
+    def _step(self, task: Task, action: Any):
         self._step_count += 1
         self._step_started = time.monotonic()
         try:

@@ -58,3 +58,19 @@ class AgentFault(AgentEnvsError):
 
 class SandboxError(InfraError):
     """A sandbox could not be created, reached, or is gone."""
+
+
+class NotDeterministicError(AgentEnvsError):
+    """A restore or fork that replays the recorded actions did not reach the recorded state.
+
+    The family (or the task: a clock, randomness, the network) is not deterministic under
+    replay. The message names the span of steps where the state hashes first differ. The env
+    is left ended: reset it, or restore another snapshot.
+    """
+
+
+class UnknownSnapshotError(AgentEnvsError, KeyError):
+    """``restore`` got a reference this env's ``snapshot`` never returned, or one it has since dropped."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown snapshot"

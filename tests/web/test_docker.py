@@ -194,12 +194,12 @@ def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_back
     local = agentenvs.make("web/shop-buy-0").unwrapped
     try:
         with pytest.raises(RuntimeError, match="reset"):
-            parent.fork()
+            parent.fork_sites()
         parent.reset(seed=0)
         plan = parent.oracle_actions()
         for action in plan[:3]:  # product page, quantity, add to cart
             parent.step(action)
-        forked = parent.fork()
+        forked = parent.fork_sites()
         assert set(forked) == {"shop"} and os.path.isfile(forked["shop"])
         for branch in (docker_env, local):
             branch.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
@@ -218,3 +218,31 @@ def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_back
     assert not os.path.exists(forked["shop"]), "closing the parent removes its forks"
     with pytest.raises(ValueError, match="is gone"):
         docker_env.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
+
+
+def test_fork_and_restore_of_a_whole_episode(web_image) -> None:
+    """``fork()`` (every family's) on docker: another container, the page and the databases replayed."""
+    parent = agentenvs.make("web/shop-buy-0", backend="docker").unwrapped
+    child = None
+    try:
+        parent.reset(seed=0)
+        plan = parent.oracle_actions()
+        for action in plan[:3]:
+            parent.step(action)
+        at_k = parent._state_hash()
+        ref = parent.snapshot()
+        child = parent.fork()
+        assert isinstance(child, DockerWebEnv) and child._container is not parent._container
+        assert child._state_hash() == at_k and child.site("shop").query(CART)[0][0] == 1
+        wrong, _ = play(child, child.oracle_actions("wrong")[3:])
+        assert wrong["score"] == 0.0 and parent._state_hash() == at_k
+        right, _ = play(parent, plan[3:])
+        assert right["score"] == 1.0
+        obs, info = parent.restore(ref)
+        assert info["state_hash"] == at_k and parent.site("shop").query(PLACED)[0][0] == 0
+        again, _ = play(parent, plan[3:])
+        assert again["score"] == 1.0
+    finally:
+        if child is not None:
+            child.close()
+        parent.close()

@@ -81,7 +81,7 @@ def test_a_fork_diverges_from_its_parent_without_touching_it(web_env) -> None:
         plan = parent.oracle_actions()
         for action in plan[:3]:  # product page, quantity, add to cart
             parent.step(action)
-        forked = parent.fork()
+        forked = parent.fork_sites()
         web_env.reset(seed=0, options={"task_id": "web/shop-buy-0", "fork": forked})
         assert web_env.site("shop").query(CART)[0][0] == 1, "the branch starts from the parent's state"
         info, _ = play(web_env, web_env.oracle_actions()[3:])

@@ -56,6 +56,7 @@ class GuiEnv(AgentEnv):
     native_tools = [actions.PYAUTOGUI_TOOL, actions.COMPUTER_TOOL, actions.COMPUTER_13_TOOL]
     prompt_description = PROMPT
     family_hacks = GUI_HACKS
+    oracle_changes_state = False  # it only reads (snapshot/fork replays skip it)
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(

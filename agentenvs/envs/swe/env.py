@@ -32,6 +32,7 @@ from agentenvs.core.env import MAX_TEXT_CHARS, AgentEnv, StepOutcome
 from agentenvs.core.errors import AgentFault, SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Checkpoint, Task
+from agentenvs.envs.swe import branching
 from agentenvs.envs.swe.editor import Editor
 from agentenvs.envs.swe.grading import GradeReport, grade_patch
 from agentenvs.envs.swe.hacks import SWE_HACKS
@@ -368,6 +369,13 @@ class SWEEnv(AgentEnv):
 
     def _state_hash(self) -> str:
         return self._read_state().digest
+
+    def _save_state(self) -> branching.Position | None:
+        """The repository's changes as one diff (see ``branching.py``); an ended episode replays."""
+        return branching.save(self)
+
+    def _load_state(self, state: branching.Position) -> None:
+        branching.load(self, state)
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
         """Apply the gold patch (or ``solution/wrong.diff``) with ``git apply``, then submit."""

@@ -50,6 +50,7 @@ class TextGameEnv(AgentEnv):
 
     family = "textgame"
     native_tools: ClassVar[list[dict[str, Any]]] = [ACT_TOOL]
+    oracle_changes_state = False  # it only reads (snapshot/fork replays skip it)
     prompt_description: ClassVar[str] = (
         "You play a text game. Send one short command per step, e.g. 'go north', 'take key', 'open chest', "
         "'put apple in fridge' (or call the act tool). The observation's admissible_commands lists every command "
@@ -89,6 +90,17 @@ class TextGameEnv(AgentEnv):
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {"admissible_commands": Unicode(MAX_TEXT_CHARS)}
+
+    def _save_state(self) -> tuple[Any, int, int] | None:
+        """A generated game's position (its states are immutable); TextWorld's engine state is replayed."""
+        game = self._game
+        return (game.state, game.moves, self._distance) if isinstance(game, Game) else None
+
+    def _load_state(self, state: tuple[Any, int, int]) -> None:
+        assert self._task is not None
+        game = self._game_for(self._task)
+        game.state, game.moves, self._distance = state
+        self._game = game
 
     def _game_for(self, task: Task) -> Game:
         """One Game per task, kept across resets so its solver and command caches stay warm."""

@@ -207,7 +207,7 @@ class DockerWebEnv(WebEnv):
     """``WebEnv`` with the sites and the browser in a container (``backend="docker"``); see ``WebEnv``.
 
     A fork is the same value on both backends (site name -> a database file on the host),
-    so a branch may start on either: ``fork`` carries the backups out of the container
+    so a branch may start on either: ``fork_sites`` carries the backups out of the container
     through the socket directory, and a reset with ``{"fork": ...}`` carries them in.
     """
 
@@ -239,10 +239,10 @@ class DockerWebEnv(WebEnv):
             raise KeyError(f"this episode has no {name!r} site")
         return ContainerSite(name=name, env=self, **sites[name])
 
-    def fork(self) -> dict[str, str]:
-        """Back up this episode's site databases to files on the host (see ``WebEnv.fork``)."""
+    def fork_sites(self) -> dict[str, str]:
+        """Back up this episode's site databases to files on the host (see ``WebEnv.fork_sites``)."""
         if self._task is None or self._container is None:
-            raise RuntimeError("call reset() before fork()")
+            raise RuntimeError("call reset() before fork_sites()")
         where = f"{SOCKET_MOUNT}/{SHARED}/fork-{uuid.uuid4().hex}"
         forked = self._remote("fork", dest=where)[0]["forked"]
         home = self._fork_home()

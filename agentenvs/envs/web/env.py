@@ -56,6 +56,7 @@ class WebEnv(AgentEnv):
     native_tools = tool_schemas()
     prompt_description = PROMPT
     family_hacks = WEB_HACKS
+    oracle_changes_state = False  # it only reads (snapshot/fork replays skip it)
 
     def __new__(cls, task_id: str | None = None, *, backend: str = "local", **kwargs: Any) -> WebEnv:
         """``backend="docker"`` makes a ``DockerWebEnv``: the sites and the browser in a container."""
@@ -139,6 +140,10 @@ class WebEnv(AgentEnv):
             proc = self._sites[name] = SiteProcess(name)
         return proc
 
+    def _addresses(self) -> dict[str, str]:
+        """The sites' origins: a replay in another env (a fork) sends the recorded actions to its own."""
+        return {name: self.site(name).origin for name in self._task.params.get("sites", [])} if self._task else {}
+
     def site_url(self, ref: str) -> str:
         """``shop:/cart`` -> this episode's URL of the shop's ``/cart``."""
         name, _, path = ref.partition(":")
@@ -147,18 +152,19 @@ class WebEnv(AgentEnv):
     # -- hooks -------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """``options={"fork": env.fork()}`` starts the episode from another episode's site state."""
+        """``options={"fork": env.fork_sites()}`` starts the episode from another episode's site state."""
         self._pending_fork = dict((options or {}).get("fork") or {})
         return super().reset(seed=seed, options=options)
 
-    def fork(self) -> dict[str, str]:
+    def fork_sites(self) -> dict[str, str]:
         """Copy this episode's site databases (a consistent SQLite backup) for branching rollouts.
 
         The parent is not touched; pass the result as ``reset(options={"fork": ...})`` of any
         env running the same task. Only server state is forked: the branch starts a fresh browser.
+        ``fork()`` (every family's) instead makes a new env in this episode's whole state, browser too.
         """
         if self._task is None:
-            raise RuntimeError("call reset() before fork()")
+            raise RuntimeError("call reset() before fork_sites()")
         return self.fork_into(self._fork_home())
 
     def _fork_home(self) -> Path:
