@@ -267,3 +267,38 @@ def test_the_documented_schema_is_the_servers(server):
     )
     with _http(server) as http:
         assert http.get("/v1/schema").json() == json.loads(schema_text())
+
+
+@pytest.mark.parametrize("task", [TEXT_TASK, TERMINAL_TASK])
+def test_snapshot_restore_and_fork_through_the_server(server, task):
+    kwargs: dict[str, Any] = {"backend": "local"} if task.startswith("terminal/") else {}
+    env = agentenvs.remote(server.url, server.token).make(task, **kwargs)
+    try:
+        env.reset(seed=2)
+        first = "look" if task.startswith("textgame/") else "mkdir -p /tmp/a && echo one > /tmp/a/f"
+        later = "inventory" if task.startswith("textgame/") else "echo two > /tmp/a/f"
+        env.step(first)
+        ref = env.snapshot()
+        _, restored_now = env.restore(ref)
+        at_snapshot = restored_now["state_hash"]
+        env.step(later)
+        _, info = env.restore(ref)
+        assert info["state_hash"] == at_snapshot and info["step"] == 1
+        child = env.fork()
+        try:
+            assert server.manager.live == 2 and child.session != env.session
+            child.step(later)
+            _, _, terminated, _, ended = child.step("fail")
+            assert terminated and ended["score"] == 0.0
+            _, parent = env.restore(ref)
+            assert parent["state_hash"] == at_snapshot
+            probe = "look" if task.startswith("textgame/") else "cat /tmp/a/f"
+            seen, _, terminated, _, going = env.step(probe)
+            assert not terminated and going["step"] == 2
+            if task.startswith("terminal/"):
+                assert "one" in seen["text"] and "two" not in seen["text"], "the fork's writes never reach its parent"
+        finally:
+            child.close()
+    finally:
+        env.close()
+    assert _wait_for(lambda: server.manager.live == 0)
