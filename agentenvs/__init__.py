@@ -19,6 +19,7 @@ import gymnasium
 from agentenvs.core import AgentEnv, Task, get_task, list_tasks, load_task
 from agentenvs.core.registry import add_family_loader, get_family, split_task_id
 from agentenvs.envs import load_families, register_gymnasium_envs
+from agentenvs.pool import EnvPool, PoolResult
 
 __version__ = "0.1.0"
 
@@ -43,4 +44,4 @@ def make(task: str | os.PathLike[str] | Task, /, **kwargs: Any) -> gymnasium.Env
     return gymnasium.make(get_family(family).gym_id, task_id=task_id, **kwargs)
 
 
-__all__ = ["AgentEnv", "Task", "__version__", "get_task", "list_tasks", "load_task", "make"]
+__all__ = ["AgentEnv", "EnvPool", "PoolResult", "Task", "__version__", "get_task", "list_tasks", "load_task", "make"]
