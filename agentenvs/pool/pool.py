@@ -26,66 +26,23 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from agentenvs.core.registry import accepts_option, get_task, split_task_id
-from agentenvs.core.task import Task, load_task
+from agentenvs.core.registry import accepts_option
+from agentenvs.core.task import Task
 from agentenvs.pool.results import (
     EnvBusyError,
-    EnvStats,
     PoolClosedError,
     PoolError,
     PoolResult,
     PoolStats,
     UnknownEnvError,
 )
+from agentenvs.pool.slots import IDLE, READY, RETIRED, WORKING, Slot, resolve_task
 from agentenvs.pool.workers import Call, PoolExecutor, Reply, ThreadExecutor, Worker
 
-IDLE, WORKING, READY, RETIRED = "idle", "working", "ready", "retired"
 #: How often the watchdog looks for calls past their deadline.
 WATCH_INTERVAL_SEC = 0.1
-
-
-@dataclass(frozen=True)
-class _TaskRef:
-    label: str
-    family: str
-    ref: str | Task
-
-
-@dataclass
-class _Slot:
-    """The controller's view of one env: what it is doing and what it has done."""
-
-    env_id: int
-    worker: Worker | None = None
-    state: str = IDLE
-    token: int = 0
-    op: str = ""
-    task: _TaskRef | None = None
-    episode: int = -1
-    step: int = 0
-    requested: float = 0.0
-    busy_sec: float = 0.0
-    steps: int = 0
-    resets: int = 0
-    episodes: int = 0
-    errors: int = 0
-    failures: int = 0
-
-
-def _resolve(task: str | Task) -> _TaskRef:
-    """A task id (``"<family>/<id>"``), a task directory or a ``Task``, checked now rather than at its first episode."""
-    if isinstance(task, Task):
-        return _TaskRef(task.full_id, task.family, task)
-    if (Path(task) / "task.toml").is_file():
-        loaded = load_task(task)
-        return _TaskRef(str(task), loaded.family, loaded)
-    family, _ = split_task_id(task)
-    get_task(task)
-    return _TaskRef(task, family, task)
 
 
 class EnvPool:
@@ -123,7 +80,7 @@ class EnvPool:
             raise ValueError(f"episodes must be None or at least 0, got {episodes}")
         if call_timeout is not None and call_timeout <= 0:
             raise ValueError(f"call_timeout must be None or positive, got {call_timeout}")
-        self.tasks = [_resolve(t) for t in task_ids]
+        self.tasks = [resolve_task(t) for t in task_ids]
         if not self.tasks:
             raise ValueError("task_ids is empty: give the pool at least one task")
         self.size = size
@@ -140,7 +97,7 @@ class EnvPool:
                 kwargs["backend"] = backend
             self._kwargs[family] = kwargs
         self._cond = threading.Condition()
-        self._slots = [_Slot(i) for i in range(size)]
+        self._slots = [Slot(i) for i in range(size)]
         self._results: collections.deque[PoolResult] = collections.deque()
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._abandoned: list[Worker] = []
@@ -222,7 +179,7 @@ class EnvPool:
             self._check_open()
             slot = self._slot(env_id)
             if slot.state != READY:
-                raise EnvBusyError(self._why_busy(slot))
+                raise EnvBusyError(slot.why_busy())
             self._send(slot, "step", action=action)
 
     def poll(
@@ -230,8 +187,9 @@ class EnvPool:
     ) -> list[PoolResult]:
         """Results that finished, oldest first, once ``min_results`` are in or ``timeout`` s have passed.
 
-        Returns early, with what there is, when no env is working (nothing more
-        can come until something is submitted) or the pool is closed.
+        Returns early, with what there is, when no env is working: the thread
+        blocked here cannot submit, so nothing more could come. (``apoll`` waits
+        instead, since other tasks on the loop may submit meanwhile.)
         """
         with self._cond:
             self._wait(lambda: len(self._results) >= min_results or not self._working(), timeout)
@@ -244,7 +202,22 @@ class EnvPool:
     async def apoll(
         self, timeout: float | None = None, min_results: int = 1, max_results: int | None = None
     ) -> list[PoolResult]:
-        """``poll`` without blocking the event loop: results wake the loop as they come."""
+        """``poll`` without blocking the event loop: results wake the loop as they come.
+
+        Unlike ``poll`` it also waits while envs only await actions, because
+        other tasks on the loop (the policy's replies) submit them; it returns
+        early only when nothing can come any more (the pool is done or closed).
+        A lone coroutine that awaits ``apoll`` before submitting waits for ``timeout``.
+        """
+        return await self._await(lambda: len(self._results) >= min_results or self._idle(), timeout, max_results)
+
+    async def areset_all(self, timeout: float | None = None) -> list[PoolResult]:
+        """``reset_all`` for asyncio callers."""
+        self.start()
+        return sorted(await self._await(lambda: not self._working(), timeout, None), key=lambda r: r.env_id)
+
+    async def _await(self, satisfied: Any, timeout: float | None, max_results: int | None) -> list[PoolResult]:
+        """Wait on the loop until ``satisfied()`` (checked with the lock held), ``timeout`` or close; take results."""
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
         waiter = (loop, event)
@@ -254,9 +227,9 @@ class EnvPool:
         try:
             while True:
                 with self._cond:
-                    if len(self._results) >= min_results or not self._working() or self.closed:
+                    if satisfied() or self.closed:
                         return self._take(max_results)
-                    event.clear()  # a delivery after this sets it again, through the loop
+                    event.clear()  # a delivery (or a submit) after this sets it again, through the loop
                 remaining = None if deadline is None else deadline - loop.time()
                 if remaining is not None and remaining <= 0:
                     with self._cond:
@@ -268,11 +241,6 @@ class EnvPool:
         finally:
             with self._cond:
                 self._waiters.discard(waiter)
-
-    async def areset_all(self, timeout: float | None = None) -> list[PoolResult]:
-        """``reset_all`` for asyncio callers."""
-        self.start()
-        return sorted(await self.apoll(timeout, min_results=sys.maxsize), key=lambda r: r.env_id)
 
     async def aclose(self, timeout: float = 30.0) -> None:
         await asyncio.to_thread(self.close, timeout)
@@ -295,12 +263,7 @@ class EnvPool:
         with self._cond:
             now = self._closed_at or time.perf_counter()
             wall = now - self._started_at if self._started_at is not None else 0.0
-            envs = []
-            for s in self._slots:
-                in_flight = now - s.requested if s.state == WORKING else 0.0
-                envs.append(EnvStats(s.env_id, s.state, s.busy_sec + in_flight, wall, s.steps, s.resets,
-                                     s.episodes, s.errors))  # fmt: skip
-            return PoolStats(wall, tuple(envs))
+            return PoolStats(wall, tuple(s.stats(now, wall) for s in self._slots))
 
     # -- the controller (with the lock held) -----------------------------------------
 
@@ -308,21 +271,17 @@ class EnvPool:
         if self.closed:
             raise PoolClosedError("the pool is closed")
 
-    def _slot(self, env_id: int) -> _Slot:
+    def _slot(self, env_id: int) -> Slot:
         if isinstance(env_id, bool) or not isinstance(env_id, int) or not 0 <= env_id < self.size:
             raise UnknownEnvError(f"no env {env_id!r} in this pool: env ids run from 0 to {self.size - 1}")
         return self._slots[env_id]
 
-    def _why_busy(self, slot: _Slot) -> str:
-        if slot.state == IDLE:
-            return f"env {slot.env_id} has not begun an episode: call start() or reset_all() first"
-        if slot.state == RETIRED:
-            return f"env {slot.env_id} is retired: it begins no more episodes"
-        doing = "its reset" if slot.op == "begin" else f"its step {slot.step + 1}"
-        return f"env {slot.env_id} is busy with {doing}: submit again after its result arrives through poll()"
-
     def _working(self) -> bool:
         return any(s.state == WORKING for s in self._slots)
+
+    def _idle(self) -> bool:
+        """Nothing can come any more: no env is working or awaiting an action."""
+        return all(s.state in (IDLE, RETIRED) for s in self._slots)
 
     def _wait(self, satisfied: Any, timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -336,14 +295,14 @@ class EnvPool:
         count = len(self._results) if limit is None else min(limit, len(self._results))
         return [self._results.popleft() for _ in range(count)]
 
-    def _send(self, slot: _Slot, op: str, **fields: Any) -> None:
+    def _send(self, slot: Slot, op: str, **fields: Any) -> None:
         assert slot.worker is not None
         self._tokens += 1
         slot.token, slot.op, slot.state = self._tokens, op, WORKING
         slot.requested = time.perf_counter()
         slot.worker.send(Call(token=slot.token, op=op, **fields))  # type: ignore[arg-type]
 
-    def _begin_next(self, slot: _Slot, *, fresh: bool) -> bool:
+    def _begin_next(self, slot: Slot, *, fresh: bool) -> bool:
         """Send ``slot`` the next episode of the queue; retire it (False) when the pool has none left."""
         if self.closed or (self.episodes is not None and self._next_episode >= self.episodes):
             slot.state = RETIRED
@@ -379,10 +338,7 @@ class EnvPool:
             if reply.error is not None:
                 self._fail(slot, f"{type(reply.error).__name__}: {reply.error}", "exception", reply.env_sec)
                 return
-            task = slot.task
-            assert task is not None
-            base = {"env_id": slot.env_id, "task_id": task.label, "episode": slot.episode, "env_sec": reply.env_sec,
-                    "total_sec": time.perf_counter() - slot.requested}  # fmt: skip
+            base = {**slot.result_fields(), "env_sec": reply.env_sec}
             if slot.op == "begin":
                 obs, info, oracle = reply.value
                 slot.resets += 1
@@ -403,22 +359,19 @@ class EnvPool:
             self._deliver(PoolResult(step=step, obs=obs, reward=float(reward), terminated=bool(terminated),
                                      truncated=bool(truncated), info=info, env_retired=not going_on, **base))  # fmt: skip
 
-    def _fail(self, slot: _Slot, message: str, kind: str, env_sec: float) -> None:
+    def _fail(self, slot: Slot, message: str, kind: str, env_sec: float) -> None:
         """The call in flight failed: report it, and begin the next episode on a fresh env (or retire the slot)."""
-        assert slot.task is not None
         slot.errors += 1
         slot.failures += 1
-        result = {"env_id": slot.env_id, "task_id": slot.task.label, "episode": slot.episode,
-                  "step": slot.step + (slot.op == "step"), "obs": None, "is_reset": slot.op == "begin",
-                  "error": message, "error_kind": kind, "env_sec": env_sec,
-                  "total_sec": time.perf_counter() - slot.requested}  # fmt: skip
+        result = {**slot.result_fields(), "step": slot.step + (slot.op == "step"), "obs": None,
+                  "is_reset": slot.op == "begin", "error_kind": kind, "env_sec": env_sec}  # fmt: skip
         if slot.failures >= self.max_failures:
             slot.state = RETIRED
             message += f" (env {slot.env_id} failed {slot.failures} times in a row: retired)"
             going_on = False
         else:
             going_on = self._begin_next(slot, fresh=True)
-        self._deliver(PoolResult(**{**result, "error": message}, env_retired=not going_on))
+        self._deliver(PoolResult(**result, error=message, env_retired=not going_on))
 
     def _watch(self) -> None:
         """Abandon calls past ``call_timeout``: their env is closed and a fresh worker takes the slot."""
