@@ -134,7 +134,7 @@ class EnvPool:
         self.start()
         return sorted(self.poll(timeout, min_results=sys.maxsize), key=lambda r: r.env_id)
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self, timeout: float = 10.0) -> None:
         """Close every env: wait up to ``timeout`` s for calls in flight, then close their envs regardless. Idempotent."""
         with self._cond:
             if self._closed_at is not None:
@@ -242,7 +242,7 @@ class EnvPool:
             with self._cond:
                 self._waiters.discard(waiter)
 
-    async def aclose(self, timeout: float = 30.0) -> None:
+    async def aclose(self, timeout: float = 10.0) -> None:
         await asyncio.to_thread(self.close, timeout)
 
     # -- what the pool is doing ------------------------------------------------------

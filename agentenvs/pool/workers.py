@@ -60,15 +60,27 @@ class EnvRunner:
         self.env: Any = None
         self.family = ""
         self._lock = threading.Lock()
+        self._in_call = False
+        #: An env closed by ``discard`` from another thread while a call was running on it.
+        self._orphan: Any = None
 
     def run(self, call: Call) -> Reply:
         started = time.perf_counter()
+        with self._lock:
+            self._in_call = True
         try:
             value = self._begin(call) if call.op == "begin" else self._step(call)
             error = None
         except Exception as exc:  # noqa: BLE001 - handed to the pool as a result
             value, error = None, exc
             self.discard()
+        finally:
+            with self._lock:
+                self._in_call = False
+                orphan, self._orphan = self._orphan, None
+            if orphan is not None:
+                # Closed mid-call: close it again, for whatever the call made after the first close.
+                self._close(orphan)
         return Reply(call.token, value, error, time.perf_counter() - started)
 
     def _begin(self, call: Call) -> tuple[dict[str, Any], dict[str, Any], list[Any] | None]:
@@ -100,11 +112,17 @@ class EnvRunner:
         """Close the env, if any (from any thread; a call in flight on it then fails or returns early)."""
         with self._lock:
             env, self.env, self.family = self.env, None, ""
+            if self._in_call and env is not None:
+                self._orphan = env
         if env is not None:
-            try:
-                env.close()
-            except Exception:  # noqa: BLE001 - closing must not fail the pool
-                log.warning("closing a pool env failed", exc_info=True)
+            self._close(env)
+
+    @staticmethod
+    def _close(env: Any) -> None:
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - closing must not fail the pool
+            log.warning("closing a pool env failed", exc_info=True)
 
 
 class Worker(ABC):
