@@ -35,6 +35,7 @@ import fnmatch
 import math
 import os
 import random
+import statistics
 import sys
 import time
 import zlib
@@ -59,13 +60,16 @@ LOOKS = {
 class ScriptedPolicy:
     """Each episode: up to ``explore`` looks around, its oracle actions, then ``done``.
 
-    Each reply comes after a lognormal delay; the delay and the number of looks
-    are fixed by (seed, episode, step), so both sides draw the same.
+    Each reply comes after a lognormal delay, capped as a generation is by its
+    ``max_tokens``; the delay and the number of looks are fixed by (seed,
+    episode, step), so both sides draw the same.
     """
 
-    def __init__(self, median_sec: float, sigma: float, seed: int, explore: int = 0, looks: list[str] | None = None):
+    def __init__(self, median_sec: float, sigma: float, cap_sec: float, seed: int, explore: int = 0,
+                 looks: list[str] | None = None):  # fmt: skip
         self.mu = math.log(median_sec)
         self.sigma = sigma
+        self.cap_sec = cap_sec
         self.seed = seed
         self.explore = explore
         self.looks = looks or ["look"]
@@ -75,7 +79,7 @@ class ScriptedPolicy:
         return random.Random(zlib.crc32(":".join(map(str, (self.seed, *key))).encode()))
 
     def latency(self, result: PoolResult) -> float:
-        return self._rng(result.episode, result.step).lognormvariate(self.mu, self.sigma)
+        return min(self.cap_sec, self._rng(result.episode, result.step).lognormvariate(self.mu, self.sigma))
 
     def action(self, result: PoolResult) -> Any:
         if result.first:
@@ -156,6 +160,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=128)
     parser.add_argument("--median-latency", type=float, default=0.05, help="median policy latency, seconds")
     parser.add_argument("--sigma", type=float, default=1.0, help="lognormal sigma: the weight of the tail")
+    parser.add_argument("--cap", type=float, default=20.0,
+                        help="the longest reply, in medians (a generation's max_tokens)")  # fmt: skip
     parser.add_argument("--explore", type=int, default=None,
                         help="up to this many looks around before the oracle, per episode "
                         "(default: 0 for text games, 8 for terminal tasks, whose oracle is one command)")  # fmt: skip
@@ -167,14 +173,19 @@ def main() -> None:
     everything = [t.full_id for t in agentenvs.list_tasks()]
     task_ids = [t for t in everything if any(fnmatch.fnmatch(t, g) for g in globs)]
     random.Random(args.seed).shuffle(task_ids)  # mix the lengths across batches
-    mean = math.exp(math.log(args.median_latency) + args.sigma**2 / 2)
+    draws = random.Random(args.seed)
+    mean = args.median_latency * statistics.fmean(
+        min(args.cap, draws.lognormvariate(0, args.sigma)) for _ in range(20000)
+    )
     print(f"{args.episodes} episodes of {len(task_ids)} {args.family} tasks on {args.envs} envs; policy latency "
-          f"lognormal, median {args.median_latency * 1000:.0f} ms, sigma {args.sigma} (mean {mean * 1000:.0f} ms); "
+          f"lognormal, median {args.median_latency * 1000:.0f} ms, sigma {args.sigma}, "
+          f"capped at {args.cap:g} medians (mean {mean * 1000:.0f} ms); "
           f"up to {args.explore} looks before the oracle; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")  # fmt: skip
 
     def policy() -> ScriptedPolicy:
-        return ScriptedPolicy(args.median_latency, args.sigma, args.seed, args.explore, LOOKS[args.family])
+        cap = args.cap * args.median_latency
+        return ScriptedPolicy(args.median_latency, args.sigma, cap, args.seed, args.explore, LOOKS[args.family])
 
     lock, lock_errors = lockstep(args, task_ids, policy())
     print(line("lockstep", lock, lock_errors))

@@ -122,6 +122,7 @@ def test_async_variants_under_asyncio_run_leave_the_loop_free() -> None:
         async with EnvPool(GAMES, size=2, seed=1, episodes=4) as pool:
             firsts = await pool.areset_all()
             assert [r.env_id for r in firsts] == [0, 1]
+            assert await pool.apoll(timeout=0.05) == []  # envs await actions: apoll waits, up to its timeout
 
             async def policy(result: PoolResult) -> None:
                 await asyncio.sleep(0.01 * (1 + result.env_id))  # a model thinking, on the loop
@@ -165,6 +166,7 @@ def test_bad_env_ids_double_submits_and_use_after_close_raise_clearly() -> None:
     with pytest.raises(EnvBusyError, match="env 0 is busy"):
         pool.submit(0, "look")
     assert len(pool.poll(timeout=30)) == 1
+    assert pool.poll() == []  # nothing in flight: poll returns at once rather than wait for ever
     pool.close()
     with pytest.raises(PoolClosedError):
         pool.submit(1, "look")
