@@ -46,7 +46,7 @@ from agentenvs import EnvPool, PoolResult
 from agentenvs.pool import PoolStats
 
 DEFAULT_TASKS = {
-    # Mixed lengths, as real task sets have: the oracle needs 2 to 30-odd steps.
+    # Mixed lengths, as real task sets have: their oracles take 3 to 23 steps.
     "textgame": ["textgame/*-easy-*", "textgame/*-medium-*"],
     "terminal": ["terminal/*"],
 }
