@@ -19,6 +19,7 @@ import gymnasium
 from agentenvs.core import AgentEnv, Task, get_task, list_tasks, load_task
 from agentenvs.core.registry import add_family_loader, get_family, split_task_id
 from agentenvs.envs import load_families, register_gymnasium_envs
+from agentenvs.pool import EnvPool, PoolResult
 
 if TYPE_CHECKING:
     from agentenvs.serve.client import RemoteClient
@@ -53,4 +54,15 @@ def remote(url: str, token: str, *, timeout: float = 900.0) -> RemoteClient:
     return connect(url, token, timeout=timeout)
 
 
-__all__ = ["AgentEnv", "Task", "__version__", "get_task", "list_tasks", "load_task", "make", "remote"]
+__all__ = [
+    "AgentEnv",
+    "EnvPool",
+    "PoolResult",
+    "Task",
+    "__version__",
+    "get_task",
+    "list_tasks",
+    "load_task",
+    "make",
+    "remote",
+]

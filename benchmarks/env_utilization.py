@@ -1,144 +1,201 @@
-"""Environment utilization: independent episodes (our runner) vs. a lockstep batch.
+"""Environment utilization through ``agentenvs.EnvPool``: rollout-wise scheduling against a lockstep batch.
 
-Policy latencies are drawn from a heavy-tailed (lognormal) distribution, the
-same draw for the same (task, trial, step) on both sides. Our runner plays
-every episode independently: an env steps as soon as its own policy call
-returns. The lockstep baseline is what synchronous trainers do: a batch of
-N envs, every round waits for the slowest of the N policy calls, and the
-next batch starts when the whole batch is done. Utilization is the fraction
-of wall time the N envs spend busy in reset and step; since both sides do
-the same env work, the fair ratio is the ratio of wall-clock times. The DART paper (the
-seeds) reports 5.5x environment utilization from decoupling.
+Both sides run the same envs through the same pool, play the same episodes
+(the pool's queue fixes episode k's task and seed) with the same scripted
+policy (a few looks around, each task's oracle actions, then ``done``), and
+draw the same policy latency for the same (episode, step): lognormal, so a
+few replies take many times the median, as a model's generation does. They
+differ only in scheduling:
 
-    .venv/bin/python benchmarks/env_utilization.py --envs 8 --episodes 48
+- lockstep (batch-wise, what synchronous trainers do): a batch of one
+  episode per env; every round waits for the slowest of the batch's policy
+  calls, then all its envs step together; the next batch begins when the
+  batch's longest episode is over.
+- pool (rollout-wise, DART's scheme): each env steps as soon as its own
+  policy reply arrives (an asyncio task per reply, ``asubmit``/``apoll``), and
+  an env whose episode ends begins the next one at once.
+
+Prints, for each side, the envs' busy fraction (time inside env calls over
+wall time, from ``EnvPool.stats()``) and episodes per second, and the
+ratios. Both sides do the same env work, so the episodes-per-second ratio is
+the utilization ratio at equal work; the measured busy fractions can differ
+from it a little (a lockstep round runs every env at once, so text-game
+steps queue on the GIL and count as busy). The DART paper (seeds) reports
+5.5x environment utilization.
+
+    .venv/bin/python benchmarks/env_utilization.py --family textgame --envs 16 --episodes 128
+    .venv/bin/python benchmarks/env_utilization.py --family terminal --envs 8 --episodes 32 --median-latency 0.5
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import fnmatch
 import math
+import os
 import random
-import tempfile
+import statistics
+import sys
 import time
 import zlib
+from typing import Any
 
-from agentenvs.harness.config import PolicySpec, RunConfig
-from agentenvs.harness.executor import LocalExecutor
-from agentenvs.harness.policies import Decision, EpisodeStart, Policy, StepInput
-from agentenvs.harness.policies.random_policy import RandomPolicy
-from agentenvs.harness.rundir import RunDir
-from agentenvs.harness.runner import Runner
-from agentenvs.harness.suites import select_tasks
+import agentenvs
+from agentenvs import EnvPool, PoolResult
+from agentenvs.pool import PoolStats
+
+DEFAULT_TASKS = {
+    # Mixed lengths, as real task sets have: their oracles take 3 to 23 steps.
+    "textgame": ["textgame/*-easy-*", "textgame/*-medium-*"],
+    "terminal": ["terminal/*"],
+}
+#: What an agent runs to look around before it acts (``--explore``), per family.
+LOOKS = {
+    "textgame": ["look", "inventory"],
+    "terminal": ["ls -la", "pwd", "find . -maxdepth 2 | head -20", "cat /etc/os-release | head -3", "env | wc -l"],
+}
 
 
-class LatencyPolicy(Policy):
-    """The random policy behind a heavy-tailed response time, reproducible per (task, trial, step)."""
+class ScriptedPolicy:
+    """Each episode: up to ``explore`` looks around, its oracle actions, then ``done``.
 
-    name = "latency"
+    Each reply comes after a lognormal delay, capped as a generation is by its
+    ``max_tokens``; the delay and the number of looks are fixed by (seed,
+    episode, step), so both sides draw the same.
+    """
 
-    def __init__(self, median_sec: float, sigma: float, seed: int):
-        self.inner = RandomPolicy(seed=seed)
+    def __init__(self, median_sec: float, sigma: float, cap_sec: float, seed: int, explore: int = 0,
+                 looks: list[str] | None = None):  # fmt: skip
         self.mu = math.log(median_sec)
         self.sigma = sigma
+        self.cap_sec = cap_sec
         self.seed = seed
+        self.explore = explore
+        self.looks = looks or ["look"]
+        self.plans: dict[int, list[Any]] = {}
 
-    def latency(self, start: EpisodeStart, step: int) -> float:
-        rng = random.Random(zlib.crc32(f"{self.seed}:{start.task_id}:{start.trial}:{step}".encode()))
-        return rng.lognormvariate(self.mu, self.sigma)
+    def _rng(self, *key: object) -> random.Random:
+        return random.Random(zlib.crc32(":".join(map(str, (self.seed, *key))).encode()))
 
-    async def reset(self, start: EpisodeStart) -> None:
-        await self.inner.reset(start)
+    def latency(self, result: PoolResult) -> float:
+        return min(self.cap_sec, self._rng(result.episode, result.step).lognormvariate(self.mu, self.sigma))
 
-    async def act(self, start: EpisodeStart, step: StepInput) -> Decision:
-        await asyncio.sleep(self.latency(start, step.step))
-        return await self.inner.act(start, step)
-
-
-def independent(task_ids: list[str], trials: int, envs: int, policy: LatencyPolicy) -> tuple[float, float, int]:
-    with tempfile.TemporaryDirectory() as tmp:
-        config = RunConfig(tasks=task_ids, policy=PolicySpec(name="latency"), trials=trials, concurrency=envs)
-        started = time.perf_counter()
-        asyncio.run(Runner(config, f"{tmp}/run", policy=policy).run())
-        wall = time.perf_counter() - started
-        episodes = RunDir(f"{tmp}/run").read_episodes()
-        return wall, sum(e["env_sec"] for e in episodes), sum(e["steps"] for e in episodes)
+    def action(self, result: PoolResult) -> Any:
+        if result.first:
+            rng = self._rng("explore", result.episode)
+            looks = [rng.choice(self.looks) for _ in range(rng.randint(0, self.explore))]
+            self.plans[result.episode] = looks + list(result.oracle_actions or [])
+        plan = self.plans[result.episode]
+        return plan.pop(0) if plan else "done"
 
 
-async def _lockstep(task_ids: list[str], trials: int, envs: int, policy: LatencyPolicy) -> tuple[float, float, int]:
-    executor = LocalExecutor(max_workers=envs)
-    queue = [(t, k) for k in range(trials) for t in task_ids]
-    busy = 0.0
-    steps = 0
+def make_pool(args: argparse.Namespace, task_ids: list[str]) -> EnvPool:
+    return EnvPool(task_ids, size=args.envs, backend=args.backend, seed=args.seed, episodes=args.episodes,
+                   oracle=True)  # fmt: skip
 
-    async def timed(coro):
-        t0 = time.perf_counter()
-        result = await coro
-        return result, time.perf_counter() - t0
 
-    started = time.perf_counter()
-    try:
-        for first in range(0, len(queue), envs):
-            batch = queue[first : first + envs]
-            handles = [await executor.open(t, {}) for t, _ in batch]
-            resets = await asyncio.gather(*(timed(h.reset(k)) for h, (_, k) in zip(handles, batch, strict=True)))
-            busy += sum(d for _, d in resets)
-            live = {}
-            for i, ((task_id, trial), h, ((obs, _info), _)) in enumerate(zip(batch, handles, resets, strict=True)):
-                meta = await h.describe()
-                start = EpisodeStart(f"{task_id}:{trial}", task_id, meta["family"], trial, trial, obs["instruction"],
-                                     meta["tools"], "")  # fmt: skip
-                await policy.reset(start)
-                live[i] = (start, StepInput(step=0, observation=obs))
+def lockstep(args: argparse.Namespace, task_ids: list[str], policy: ScriptedPolicy) -> tuple[PoolStats, int]:
+    """Batch-wise: each round waits for the batch's slowest policy reply; a batch ends with its longest episode."""
+    errors = 0
+    with make_pool(args, task_ids) as pool:
+        waiting = {r.env_id: r for r in pool.reset_all() if r.first}
+        while waiting:
+            live, waiting = waiting, {}
             while live:
-                decisions = await asyncio.gather(*(policy.act(s, inp) for s, inp in live.values()))
-                results = await asyncio.gather(
-                    *(timed(handles[i].step(d.action)) for i, d in zip(live, decisions, strict=True))
-                )
-                busy += sum(d for _, d in results)
-                steps += len(results)
-                for i, ((obs, _r, term, trunc, info), _) in zip(list(live), results, strict=True):
-                    if term or trunc:
-                        del live[i]
-                    else:
-                        live[i] = (live[i][0], StepInput(step=info["step"], observation=obs))
-            for h in handles:
-                await h.close()
-    finally:
-        await executor.aclose()
-    return time.perf_counter() - started, busy, steps
+                time.sleep(max(policy.latency(r) for r in live.values()))
+                for env_id, result in live.items():
+                    pool.submit(env_id, policy.action(result))
+                stepped: dict[int, PoolResult] = {}
+                while len(stepped) < len(live):
+                    for result in pool.poll(timeout=600):
+                        errors += result.error is not None
+                        if result.is_reset:
+                            waiting[result.env_id] = result  # it plays in the next batch
+                        else:
+                            stepped[result.env_id] = result
+                live = {e: r for e, r in stepped.items() if r.needs_action}
+            # The batch is over when every env that began a new episode has its first observation.
+            for result in pool.poll(timeout=600, min_results=sys.maxsize):
+                errors += result.error is not None
+                waiting[result.env_id] = result
+            waiting = {e: r for e, r in waiting.items() if r.first}
+        return pool.stats(), errors
+
+
+async def rollout_wise(args: argparse.Namespace, task_ids: list[str], policy: ScriptedPolicy) -> tuple[PoolStats, int]:
+    """Each env steps when its own policy reply arrives, and begins its next episode at once."""
+    errors = 0
+    replies: set[asyncio.Task[None]] = set()
+
+    async def reply(pool: EnvPool, result: PoolResult) -> None:
+        await asyncio.sleep(policy.latency(result))
+        await pool.asubmit(result.env_id, policy.action(result))
+
+    async with make_pool(args, task_ids) as pool:
+        results = await pool.areset_all()
+        while not pool.done:
+            for result in results:
+                errors += result.error is not None
+                if result.needs_action:
+                    task = asyncio.create_task(reply(pool, result))
+                    replies.add(task)
+                    task.add_done_callback(replies.discard)
+            results = await pool.apoll(timeout=600)
+        return pool.stats(), errors
+
+
+def line(name: str, stats: PoolStats, errors: int) -> str:
+    return (f"{name:9} wall {stats.wall_sec:7.2f} s, {stats.episodes} episodes, {stats.steps} steps, "
+            f"{errors} errors; env busy fraction {stats.busy_fraction:.4f}, "
+            f"{stats.episodes_per_sec:7.2f} episodes/s")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", action="append", default=None, help="task glob (repeatable)")
-    parser.add_argument("--envs", type=int, default=8, help="envs in flight (concurrency / batch size)")
-    parser.add_argument("--episodes", type=int, default=48)
+    parser.add_argument("--family", choices=sorted(DEFAULT_TASKS), default="textgame")
+    parser.add_argument("--task", action="append", default=None, help="task id glob (repeatable)")
+    parser.add_argument("--backend", default="local", help="sandbox backend, for families that have one")
+    parser.add_argument("--envs", type=int, default=16, help="envs in the pool (the lockstep batch size)")
+    parser.add_argument("--episodes", type=int, default=128)
     parser.add_argument("--median-latency", type=float, default=0.05, help="median policy latency, seconds")
-    parser.add_argument("--sigma", type=float, default=1.0, help="lognormal sigma: the tail's weight")
+    parser.add_argument("--sigma", type=float, default=1.0, help="lognormal sigma: the weight of the tail")
+    parser.add_argument("--cap", type=float, default=20.0,
+                        help="the longest reply, in medians (a generation's max_tokens)")  # fmt: skip
+    parser.add_argument("--explore", type=int, default=None,
+                        help="up to this many looks around before the oracle, per episode "
+                        "(default: 0 for text games, 8 for terminal tasks, whose oracle is one command)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    task_ids = [t.full_id for t in select_tasks(None, args.task or ["textgame/coin-easy-*"])]
-    trials = max(1, args.episodes // len(task_ids))
-    policy = LatencyPolicy(args.median_latency, args.sigma, args.seed)
-    ind_wall, ind_busy, ind_steps = independent(task_ids, trials, args.envs, policy)
-    lock_wall, lock_busy, lock_steps = asyncio.run(_lockstep(task_ids, trials, args.envs, policy))
-    ind_util = ind_busy / (args.envs * ind_wall)
-    lock_util = lock_busy / (args.envs * lock_wall)
-    mean = math.exp(math.log(args.median_latency) + args.sigma**2 / 2)
-    print(f"{trials * len(task_ids)} episodes on {args.envs} envs; policy latency lognormal median "
-          f"{args.median_latency * 1000:.0f} ms, sigma {args.sigma} (mean {mean * 1000:.0f} ms)")  # fmt: skip
-    print(f"independent episodes: wall {ind_wall:7.2f} s, env busy {ind_busy:6.2f} s, {ind_steps} steps, "
-          f"utilization {ind_util:.4f}, {ind_steps / ind_wall:7.1f} steps/s")  # fmt: skip
-    print(f"lockstep batch:       wall {lock_wall:7.2f} s, env busy {lock_busy:6.2f} s, {lock_steps} steps, "
-          f"utilization {lock_util:.4f}, {lock_steps / lock_wall:7.1f} steps/s")  # fmt: skip
-    print(f"utilization ratio, measured busy time: {ind_util / lock_util:.2f}x")
-    # Both sides do the same env work; measured busy time also counts lockstep's thread-pool queueing
-    # when a whole batch steps at once, so the equal-work ratio (the wall-clock ratio) is the fair one.
-    print(
-        f"utilization ratio at equal env work (lockstep wall / independent wall): {lock_wall / ind_wall:.2f}x "
-        "(DART reports 5.5x)"
+    if args.explore is None:
+        args.explore = 8 if args.family == "terminal" else 0
+    globs = args.task or DEFAULT_TASKS[args.family]
+    everything = [t.full_id for t in agentenvs.list_tasks()]
+    task_ids = [t for t in everything if any(fnmatch.fnmatch(t, g) for g in globs)]
+    random.Random(args.seed).shuffle(task_ids)  # mix the lengths across batches
+    draws = random.Random(args.seed)
+    mean = args.median_latency * statistics.fmean(
+        min(args.cap, draws.lognormvariate(0, args.sigma)) for _ in range(20000)
     )
+    print(f"{args.episodes} episodes of {len(task_ids)} {args.family} tasks on {args.envs} envs; policy latency "
+          f"lognormal, median {args.median_latency * 1000:.0f} ms, sigma {args.sigma}, "
+          f"capped at {args.cap:g} medians (mean {mean * 1000:.0f} ms); "
+          f"up to {args.explore} looks before the oracle; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")  # fmt: skip
+
+    def policy() -> ScriptedPolicy:
+        cap = args.cap * args.median_latency
+        return ScriptedPolicy(args.median_latency, args.sigma, cap, args.seed, args.explore, LOOKS[args.family])
+
+    lock, lock_errors = lockstep(args, task_ids, policy())
+    print(line("lockstep", lock, lock_errors))
+    pool, pool_errors = asyncio.run(rollout_wise(args, task_ids, policy()))
+    print(line("pool", pool, pool_errors))
+    if lock.steps != pool.steps:
+        print(f"note: the two sides took different numbers of steps ({lock.steps} vs {pool.steps})")
+    print(f"episodes/s ratio (pool / lockstep, the utilization ratio at equal env work): "
+          f"{pool.episodes_per_sec / lock.episodes_per_sec:.2f}x (DART reports 5.5x)")  # fmt: skip
+    print(f"measured busy-fraction ratio: {pool.busy_fraction / lock.busy_fraction:.2f}x")
 
 
 if __name__ == "__main__":
