@@ -108,6 +108,10 @@ class EnvRunner:
         except NotImplementedError:
             return None
 
+    def close(self) -> None:
+        """The worker is done with this runner: close its env (a remote runner also ends its host)."""
+        self.discard()
+
     def discard(self) -> None:
         """Close the env, if any (from any thread; a call in flight on it then fails or returns early)."""
         with self._lock:
@@ -163,9 +167,10 @@ class PoolExecutor(ABC):
 class ThreadWorker(Worker):
     """A daemon thread and an inbox: a hung env call never holds up the interpreter's exit."""
 
-    def __init__(self, env_id: int, on_reply: Callable[[Worker, Reply], None]):
+    def __init__(self, env_id: int, on_reply: Callable[[Worker, Reply], None], runner: EnvRunner | None = None):
         self.env_id = env_id
-        self.runner = EnvRunner()
+        #: Where the calls run: an ``EnvRunner`` here, or a stand-in for one elsewhere (a Ray actor's).
+        self.runner = runner or EnvRunner()
         self._on_reply = on_reply
         self._inbox: queue.SimpleQueue[Call | None] = queue.SimpleQueue()
         self._abandoned = False
@@ -187,7 +192,7 @@ class ThreadWorker(Worker):
                 except Exception:  # noqa: BLE001 - the worker must outlive a bug in the callback
                     log.exception("the pool failed to take env %d's reply", self.env_id)
         finally:
-            self.runner.discard()
+            self.runner.close()
 
     def send(self, call: Call) -> None:
         self._inbox.put(call)

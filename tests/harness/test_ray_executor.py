@@ -133,3 +133,41 @@ def test_the_cli_refuses_bad_executor_options(tmp_path):
     )
     assert stray.exit_code != 0 and "--ray-address is for --executor ray" in stray.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_an_env_pool_on_the_cluster_plays_as_with_threads(cluster):
+    from agentenvs import EnvPool
+    from agentenvs.pool.ray_workers import RayPoolExecutor
+
+    def play(pool: EnvPool, nodes: set[str]) -> dict[int, tuple]:
+        plans: dict[int, list] = {}
+        ends: dict[int, tuple] = {}
+
+        def answer(result) -> None:
+            assert result.error is None, result.error
+            if result.is_reset:
+                plans[result.env_id] = list(result.oracle_actions or [])
+            if result.terminated or result.truncated:
+                ends[result.episode] = (result.task_id, result.info["score"], result.step)
+            if result.needs_action:
+                plan = plans[result.env_id]
+                pool.submit(result.env_id, plan.pop(0) if plan else "done")
+
+        for result in pool.reset_all(timeout=300):
+            answer(result)
+        nodes.update(getattr(slot.worker.runner, "node", "here") for slot in pool._slots)
+        while not pool.done:
+            for result in pool.poll(timeout=120):
+                answer(result)
+        return ends
+
+    games = ["textgame/maze-hard-2000001", "textgame/household-medium-1000004", "terminal/log-error-summary"]
+    options = {"size": 3, "seed": 5, "episodes": 6, "oracle": True, "backend": "local"}
+    with EnvPool(games, **options) as pool:
+        with_threads = play(pool, set())
+    nodes: set[str] = set()
+    with EnvPool(games, executor=RayPoolExecutor(address=cluster), **options) as pool:
+        on_ray = play(pool, nodes)
+    assert len(with_threads) == 6 and on_ray == with_threads
+    assert all(score == 1.0 for _, score, _ in on_ray.values())
+    assert len(nodes) >= 2, nodes
