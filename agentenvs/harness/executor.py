@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import agentenvs
+from agentenvs.core.introspect import env_artifacts, env_interface, env_oracle_actions
 
 T = TypeVar("T")
 
@@ -108,29 +109,15 @@ class LocalEnvHandle(EnvHandle):
             return self._env.step(action)
 
     def describe_blocking(self) -> dict[str, Any]:
-        env = self._env.unwrapped
-        return {
-            "family": getattr(env, "family", ""),
-            "tools": list(env.action_tools),
-            "prompt_description": str(getattr(env, "prompt_description", "")),
-        }
+        return env_interface(self._env)
 
     def oracle_actions_blocking(self) -> list[Any] | None:
-        solver = getattr(self._env.unwrapped, "oracle_actions", None)
-        if not callable(solver):
-            return None
         with self._lock:
-            try:
-                return list(solver())
-            except NotImplementedError:
-                return None
+            return env_oracle_actions(self._env)
 
     def artifacts_blocking(self) -> dict[str, bytes]:
-        collect = getattr(self._env.unwrapped, "episode_artifacts", None)
-        if not callable(collect):
-            return {}
         with self._lock:
-            return dict(collect())
+            return env_artifacts(self._env)
 
     def close_blocking(self) -> None:
         if self._closed:

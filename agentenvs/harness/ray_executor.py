@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from agentenvs.core.errors import InfraError
+from agentenvs.core.introspect import env_artifacts, env_interface, env_oracle_actions
 from agentenvs.harness.executor import CLOSE_GRACE_SEC, EnvHandle, Executor
 
 T = TypeVar("T")
@@ -50,25 +51,13 @@ class EnvActor:
         return self._env.step(action)
 
     def describe(self) -> dict[str, Any]:
-        env = self._env.unwrapped
-        return {
-            "family": getattr(env, "family", ""),
-            "tools": list(env.action_tools),
-            "prompt_description": str(getattr(env, "prompt_description", "")),
-        }
+        return env_interface(self._env)
 
     def oracle_actions(self) -> list[Any] | None:
-        solver = getattr(self._env.unwrapped, "oracle_actions", None)
-        if not callable(solver):
-            return None
-        try:
-            return list(solver())
-        except NotImplementedError:
-            return None
+        return env_oracle_actions(self._env)
 
     def artifacts(self) -> dict[str, bytes]:
-        collect = getattr(self._env.unwrapped, "episode_artifacts", None)
-        return dict(collect()) if callable(collect) else {}
+        return env_artifacts(self._env)
 
     def close(self) -> None:
         self._env.close()

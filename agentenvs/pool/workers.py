@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import agentenvs
+from agentenvs.core.introspect import env_oracle_actions
 from agentenvs.core.task import Task
 
 log = logging.getLogger(__name__)
@@ -91,22 +92,12 @@ class EnvRunner:
             with self._lock:
                 self.env, self.family = env, call.family
         obs, info = env.reset(seed=call.seed, options={"task": call.task})
-        return obs, info, self._oracle(env) if call.oracle else None
+        return obs, info, env_oracle_actions(env) if call.oracle else None
 
     def _step(self, call: Call) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.env is None:
             raise RuntimeError("no env to step: its episode never began or its env was closed")
         return self.env.step(call.action)
-
-    @staticmethod
-    def _oracle(env: Any) -> list[Any] | None:
-        solver = getattr(env.unwrapped, "oracle_actions", None)
-        if not callable(solver):
-            return None
-        try:
-            return list(solver())
-        except NotImplementedError:
-            return None
 
     def close(self) -> None:
         """The worker is done with this runner: close its env (a remote runner also ends its host)."""

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium
 
 from agentenvs.core.errors import TaskNotFoundError
+from agentenvs.core.introspect import env_interface
 from agentenvs.serve.codec import ImageFormat, encode_value, space_to_json
 from agentenvs.serve.protocol import SessionInfo
 
@@ -61,16 +62,16 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def info(self) -> SessionInfo:
-        core = self.env.unwrapped
+        interface = env_interface(self.env)
         return SessionInfo(
             session=self.id,
             env=self.env_id,
             observation_space=space_to_json(self.env.observation_space),
             action_space=space_to_json(self.env.action_space),
             metadata=encode_value(dict(self.env.metadata or {})),
-            family=getattr(core, "family", None) or None,
-            action_tools=list(getattr(core, "action_tools", [])),
-            prompt_description=str(getattr(core, "prompt_description", "")),
+            family=interface["family"] or None,
+            action_tools=interface["tools"],
+            prompt_description=interface["prompt_description"],
         )
 
 
