@@ -222,7 +222,7 @@ def test_a_fork_leaves_its_container_diverges_in_another_and_runs_on_either_back
 
 def test_fork_and_restore_of_a_whole_episode(web_image) -> None:
     """``fork()`` (every family's) on docker: another container, the page and the databases replayed."""
-    parent = agentenvs.make("web/shop-buy-0", backend="docker").unwrapped
+    parent = agentenvs.make("web/shop-buy-0", backend="docker", load_timeout=7.0).unwrapped
     child = None
     try:
         parent.reset(seed=0)
@@ -233,6 +233,7 @@ def test_fork_and_restore_of_a_whole_episode(web_image) -> None:
         ref = parent.snapshot()
         child = parent.fork()
         assert isinstance(child, DockerWebEnv) and child._container is not parent._container
+        assert child.backend == "docker" and child.load_timeout_ms == 7000
         assert child._state_hash() == at_k and child.site("shop").query(CART)[0][0] == 1
         wrong, _ = play(child, child.oracle_actions("wrong")[3:])
         assert wrong["score"] == 0.0 and parent._state_hash() == at_k

@@ -11,7 +11,7 @@ ORDERS = "SELECT COUNT(*) FROM orders"
 
 
 def test_a_fork_replays_into_its_own_sites_and_diverges_alone() -> None:
-    parent = agentenvs.make("web/shop-buy-0").unwrapped
+    parent = agentenvs.make("web/shop-buy-0", prepare_ahead=False, load_timeout=7.0).unwrapped
     child = None
     try:
         parent.reset(seed=0)
@@ -20,6 +20,7 @@ def test_a_fork_replays_into_its_own_sites_and_diverges_alone() -> None:
             parent.step(action)
         at_k, orders = parent._state_hash(), parent.site("shop").query(ORDERS)[0][0]
         child = parent.fork()
+        assert not child.prepare_ahead and child.load_timeout_ms == 7000, "made with the parent's arguments"
         own = child.site("shop").origin
         assert own != parent.site("shop").origin and child._state_hash() == at_k
         assert child._last_obs["url"] == f"{own}/cart", "the fork's page is its own site's cart"

@@ -66,7 +66,8 @@ class WebEnv(AgentEnv):
             from agentenvs.envs.web.docker_env import DockerWebEnv
 
             cls = DockerWebEnv
-        return super().__new__(cls)
+        # The arguments go on so that the env records them (``fork`` makes another just like it).
+        return super().__new__(cls, task_id, backend=backend, **kwargs)
 
     def __init__(
         self,
