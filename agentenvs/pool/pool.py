@@ -25,7 +25,7 @@ import collections
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentenvs.core.registry import accepts_option
@@ -216,7 +216,9 @@ class EnvPool:
         self.start()
         return sorted(await self._await(lambda: not self._working(), timeout, None), key=lambda r: r.env_id)
 
-    async def _await(self, satisfied: Any, timeout: float | None, max_results: int | None) -> list[PoolResult]:
+    async def _await(
+        self, satisfied: Callable[[], bool], timeout: float | None, max_results: int | None
+    ) -> list[PoolResult]:
         """Wait on the loop until ``satisfied()`` (checked with the lock held), ``timeout`` or close; take results."""
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
@@ -283,7 +285,7 @@ class EnvPool:
         """Nothing can come any more: no env is working or awaiting an action."""
         return all(s.state in (IDLE, RETIRED) for s in self._slots)
 
-    def _wait(self, satisfied: Any, timeout: float | None) -> None:
+    def _wait(self, satisfied: Callable[[], bool], timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not satisfied() and not self.closed:
             remaining = None if deadline is None else deadline - time.monotonic()

@@ -55,14 +55,21 @@ class Reply:
 
 
 class EnvRunner:
-    """Owns at most one env and carries out calls on it. After any exception the env is closed and dropped."""
+    """Owns at most one env and carries out calls on it. After any exception the env is closed and dropped.
+
+    ``close`` may come from another thread while a call runs (a deadline, the
+    pool closing): the env is closed under the call, closed again when the call
+    returns (for whatever the call made after the first close), and an env made
+    after it is closed at once.
+    """
 
     def __init__(self) -> None:
         self.env: Any = None
         self.family = ""
         self._lock = threading.Lock()
         self._in_call = False
-        #: An env closed by ``discard`` from another thread while a call was running on it.
+        self._closed = False
+        #: An env closed by ``close`` while a call was running on it.
         self._orphan: Any = None
 
     def run(self, call: Call) -> Reply:
@@ -74,23 +81,27 @@ class EnvRunner:
             error = None
         except Exception as exc:  # noqa: BLE001 - handed to the pool as a result
             value, error = None, exc
-            self.discard()
+            self._drop()
         finally:
             with self._lock:
                 self._in_call = False
                 orphan, self._orphan = self._orphan, None
             if orphan is not None:
-                # Closed mid-call: close it again, for whatever the call made after the first close.
-                self._close(orphan)
+                self._close_env(orphan)
         return Reply(call.token, value, error, time.perf_counter() - started)
 
     def _begin(self, call: Call) -> tuple[dict[str, Any], dict[str, Any], list[Any] | None]:
         env = self.env
         if env is None or call.fresh or call.family != self.family:
-            self.discard()
+            self._drop()
             env = agentenvs.make(call.task, **call.env_kwargs)
             with self._lock:
-                self.env, self.family = env, call.family
+                closed = self._closed
+                if not closed:
+                    self.env, self.family = env, call.family
+            if closed:
+                self._close_env(env)
+                raise RuntimeError("the env was closed while it was being made")
         obs, info = env.reset(seed=call.seed, options={"task": call.task})
         return obs, info, env_oracle_actions(env) if call.oracle else None
 
@@ -103,17 +114,25 @@ class EnvRunner:
         """The worker is done with this runner: close its env (a remote runner also ends its host)."""
         self.discard()
 
-    def discard(self) -> None:
-        """Close the env, if any (from any thread; a call in flight on it then fails or returns early)."""
+    def _drop(self) -> None:
+        """Close the env from the runner's own call (after an error, or to change family)."""
         with self._lock:
+            env, self.env, self.family = self.env, None, ""
+        if env is not None:
+            self._close_env(env)
+
+    def close(self) -> None:
+        """Close the env for good, from any thread, even with a call running on it. Idempotent."""
+        with self._lock:
+            self._closed = True
             env, self.env, self.family = self.env, None, ""
             if self._in_call and env is not None:
                 self._orphan = env
         if env is not None:
-            self._close(env)
+            self._close_env(env)
 
     @staticmethod
-    def _close(env: Any) -> None:
+    def _close_env(env: Any) -> None:
         try:
             env.close()
         except Exception:  # noqa: BLE001 - closing must not fail the pool
@@ -195,12 +214,12 @@ class ThreadWorker(Worker):
         self._abandoned = True
         self._inbox.put(None)
         self._closer = threading.Thread(
-            target=self.runner.discard, name=f"agentenvs-pool-{self.env_id}-closer", daemon=True
+            target=self.runner.close, name=f"agentenvs-pool-{self.env_id}-closer", daemon=True
         )
         self._closer.start()
 
     def force_close(self) -> None:
-        self.runner.discard()
+        self.runner.close()
 
     def join(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -4,12 +4,14 @@ Its tasks: ``pooltoy/ok`` (any action ends the episode with score 1 after
 ``max_steps``), ``pooltoy/crash-reset`` (reset raises). Actions: ``crash``
 raises out of ``step`` (past ``AgentEnv``'s own handling, as a broken
 wrapper or transport would), ``hang`` blocks until the env is closed.
-``LIVE`` holds every env made and not yet closed.
+``LIVE`` holds every env made and not yet closed; the env keyword
+``make_delay`` makes making one slow.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from agentenvs.core import AgentEnv, Family, ParsedAction, StepOutcome, Task, TaskConfig, Verdict, register_family
@@ -17,6 +19,8 @@ from agentenvs.core.errors import TaskNotFoundError
 from agentenvs.envs import register_gymnasium_envs
 
 LIVE: set[ToyPoolEnv] = set()
+#: Set when an env starts being made (``make_delay`` keeps it in the making).
+MAKING = threading.Event()
 _LIVE_LOCK = threading.Lock()
 
 
@@ -40,7 +44,9 @@ class ToyPoolSource:
 class ToyPoolEnv(AgentEnv):
     family = "pooltoy"
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, make_delay: float = 0.0, **kwargs: Any):
+        MAKING.set()
+        time.sleep(make_delay)
         super().__init__(*args, **kwargs)
         self._closed = threading.Event()
         with _LIVE_LOCK:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 
 import pytest
 
@@ -237,6 +238,18 @@ def test_close_with_a_call_in_flight_closes_its_env() -> None:
     pool.reset_all()
     pool.submit(0, "hang")
     pool.close(timeout=0.2)
+    assert not pool_toy.LIVE
+
+
+def test_an_env_still_being_made_when_the_pool_closes_is_closed_once_made() -> None:
+    pool_toy.MAKING.clear()
+    pool = EnvPool(["pooltoy/ok"], size=1, env_kwargs={"make_delay": 3.0})
+    pool.start()
+    worker = next(t for t in threading.enumerate() if t.name == "agentenvs-pool-0")
+    assert pool_toy.MAKING.wait(30)
+    pool.close(timeout=0.05)  # gives up waiting (and one more second); the env is made after this returns
+    worker.join(30)
+    assert not worker.is_alive()
     assert not pool_toy.LIVE
 
 
