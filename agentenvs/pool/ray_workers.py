@@ -42,8 +42,8 @@ class RunnerActor:
     def run(self, call: Call) -> Reply:
         return self._runner.run(call)
 
-    def discard(self) -> None:
-        self._runner.discard()
+    def close(self) -> None:
+        self._runner.close()
 
 
 class RemoteRunner(EnvRunner):
@@ -78,25 +78,18 @@ class RemoteRunner(EnvRunner):
             with self._busy:
                 self._calls -= 1
 
-    def discard(self) -> None:
-        """Close the actor's env; with a call in flight (a hung step), the actor goes with it."""
+    def close(self) -> None:
+        """Close the actor's env for good, then end the actor; with a call in flight (a hung step), the
+        actor is ended at once and the env with it."""
         import ray
 
         with self._busy:
             in_call = self._calls > 0
-        if in_call:
-            ray.kill(self._actor, no_restart=True)
-            return
         try:
-            ray.get(self._actor.discard.remote(), timeout=CLOSE_TIMEOUT_SEC)
-        except Exception:  # noqa: BLE001 - a dead or stuck actor is killed below
-            ray.kill(self._actor, no_restart=True)
-
-    def close(self) -> None:
-        import ray
-
-        try:
-            self.discard()
+            if not in_call:
+                ray.get(self._actor.close.remote(), timeout=CLOSE_TIMEOUT_SEC)
+        except Exception:  # noqa: BLE001 - a dead or stuck actor is ended below all the same
+            pass
         finally:
             ray.kill(self._actor, no_restart=True)
 

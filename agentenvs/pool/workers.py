@@ -110,10 +110,6 @@ class EnvRunner:
             raise RuntimeError("no env to step: its episode never began or its env was closed")
         return self.env.step(call.action)
 
-    def close(self) -> None:
-        """The worker is done with this runner: close its env (a remote runner also ends its host)."""
-        self.discard()
-
     def _drop(self) -> None:
         """Close the env from the runner's own call (after an error, or to change family)."""
         with self._lock:
