@@ -2,12 +2,15 @@
 
 This is `agentenvs audit` (the same code path); it fails with each finding's
 evidence, so a regression in any defence names the task, the hack and what
-the verifier said. Every terminal task runs on both backends and every SWE
-task on local; SWE on docker runs one task per library (its hacks attack the
-one grader, and a docker SWE episode costs about 2 s a hack: the whole corpus
-there is `agentenvs audit --family swe --backend docker`, run for the docs).
-SWE episodes skip the dense checks, which the same grader computes; attacks
-on the dense checker itself are tests/swe/test_carry_over.py.
+the verifier said. Every terminal and SWE task runs on the local backend: a
+hole in one task's verifier shows there. On docker the defences are the
+backend's own (fresh verifier container, read-only tests, processes killed
+before grading) and do not vary by task, so docker runs one terminal task
+per verifier shape (a background process, a service, git history, a Harbor
+test script, file modes); every SWE hack on docker is tests/swe/test_hacks.py.
+The whole corpus on docker is `agentenvs audit --backend docker`, run for the
+docs. SWE episodes skip the dense checks, which the same grader computes;
+attacks on the dense checker itself are tests/swe/test_carry_over.py.
 """
 
 from __future__ import annotations
@@ -36,16 +39,17 @@ def _report(audits: list) -> dict[str, list[str]]:
     return problems
 
 
+DOCKER_TERMINAL = ("background-worker", "http-static-server", "git-find-bad-commit", "harbor-fix-script", "fix-permissions")
+
+
 def _corpus() -> list[tuple[str, str]]:
     """(backend, task id) pairs: see the module docstring for what runs where."""
-    pairs = []
-    for family in ("terminal", "swe"):
-        tasks = agentenvs.list_tasks(family=family)
-        per_library = {t.full_id.split("__")[-1].split("-")[0]: t for t in tasks}.values()
-        for backend in ("local", "docker"):
-            chosen = per_library if (family, backend) == ("swe", "docker") else tasks
-            pairs += [(backend, t.full_id) for t in chosen]
-    return pairs
+    pairs = [("local", t.full_id) for family in ("terminal", "swe") for t in agentenvs.list_tasks(family=family)]
+    return pairs + [("docker", f"terminal/{name}") for name in DOCKER_TERMINAL]
+
+
+def test_the_docker_sample_names_real_tasks() -> None:
+    assert {f"terminal/{name}" for name in DOCKER_TERMINAL} <= {t.full_id for t in agentenvs.list_tasks("terminal")}
 
 
 @pytest.mark.slow
