@@ -136,7 +136,9 @@ def markdown(board: Board, entries: list[Entry], left_out: dict[str, str]) -> st
     lines += [f"Tasks: {len(board.task_ids())} x {board.tasks.trials} trials; at most {board.budgets.max_steps} "
               f"steps and {board.budgets.episode_timeout_sec:g} s per episode. Replay required for: "
               f"{', '.join(board.rules.replay_families) or 'none'}. Built by `agentenvs leaderboard build`.", ""]  # fmt: skip
-    for title, header, rows in tables(board, entries):
+    if not entries:
+        lines += ["No accepted submissions yet.", ""]
+    for title, header, rows in tables(board, entries) if entries else []:
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
     if left_out:
@@ -169,7 +171,7 @@ PAGE = jinja2.Template(
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin-bottom:1.5em}
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.verified{color:#1a7f37;font-weight:600}.unverified{color:#9a6700}
 </style></head><body><h1>{{ title }}</h1><p>{{ description }}</p><p>{{ rules }}</p>
-<h2>Mean score (95% CI)</h2>{{ svg }}
+{% if not tables %}<p>No accepted submissions yet.</p>{% else %}<h2>Mean score (95% CI)</h2>{{ svg }}{% endif %}
 {% for t, header, rows in tables %}<h2>{{ t }}</h2><table class="board"><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in rows %}<tr>{% for cell in row %}<td{% if cell == verified %} class="verified"{% elif cell == unverified %} class="unverified"{% endif %}>{{ cell }}</td>{% endfor %}</tr>
 {% endfor %}</table>{% endfor %}
@@ -190,7 +192,7 @@ def build(board: Board) -> tuple[Path, Path]:
         title=board.title or board.name, description=board.description,
         rules=f"{len(board.task_ids())} tasks x {board.tasks.trials} trials; replay required for "
         f"{', '.join(board.rules.replay_families) or 'none'}.",
-        svg=Markup(score_svg(entries)), tables=tables(board, entries),
+        svg=Markup(score_svg(entries)), tables=tables(board, entries) if entries else [],
         left_out=sorted(left_out.items()), verified=VERIFIED, unverified=UNVERIFIED,
     )  # fmt: skip
     index = board.path / "index.html"

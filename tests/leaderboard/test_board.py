@@ -10,6 +10,7 @@ from lbkit import edit_lines, make_board
 from typer.testing import CliRunner
 
 from agentenvs.cli import app
+from agentenvs.core.registry import env_options
 from agentenvs.leaderboard import accept, load_board, make_bundle, verify
 from agentenvs.leaderboard.verify import VERDICT_SUFFIX
 
@@ -75,5 +76,7 @@ def test_every_shipped_board_loads_and_names_installed_tasks(name):
     ids = board.task_ids()
     assert ids and len(ids) == len(set(ids))
     assert all(agentenvs.get_task(task_id).full_id == task_id for task_id in ids)
-    if name != "mixed":
-        assert {task_id.split("/")[0] for task_id in ids} == {name}
+    families = {task_id.split("/")[0] for task_id in ids}
+    assert families == ({"terminal", "swe", "textgame", "web", "gui"} if name == "mixed" else {name})
+    for setting in board.rules.settings:
+        assert all(setting in env_options(family) for family in families), setting
