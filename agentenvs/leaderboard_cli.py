@@ -72,9 +72,11 @@ def verify(
     """Check BUNDLE: complete, within the board's rules, self-consistent, and reproduced by replay."""
     from agentenvs.leaderboard import accept, find_board, open_bundle
     from agentenvs.leaderboard.bundle import read_manifest
-    from agentenvs.leaderboard.verify import verify_dir
+    from agentenvs.leaderboard.verify import check_name, verify_dir
 
     try:
+        if accept_as:
+            check_name(accept_as)
         with open_bundle(bundle) as root:
             chosen = find_board(board or read_manifest(root)["board"])
             verdict = verify_dir(root, chosen, replay=replay, concurrency=concurrency, label=str(bundle))

@@ -16,6 +16,7 @@ import agentenvs
 from agentenvs.core import get_task
 from agentenvs.core.errors import AgentEnvsError
 from agentenvs.harness.rundir import RunDir
+from agentenvs.harness.runner import image_digest
 from agentenvs.leaderboard.board import Board
 from agentenvs.leaderboard.bundle import file_hashes, observation_hash, read_manifest
 from agentenvs.leaderboard.verdict import Problem
@@ -95,7 +96,8 @@ def check_settings(board: Board, meta: dict[str, Any]) -> list[Problem]:
 
 
 def check_tasks(board: Board, meta: dict[str, Any]) -> list[Problem]:
-    """Each task's recorded content hash is the installed task's: the run played these very tasks."""
+    """Each task's recorded content hash is the installed task's, and its image (where both sides know its
+    digest) the local one: the run played these very tasks."""
     recorded = {t["id"]: t for t in meta.get("tasks", [])}
     problems = []
     for task_id in board.task_ids():
@@ -107,6 +109,16 @@ def check_tasks(board: Board, meta: dict[str, Any]) -> list[Problem]:
         except AgentEnvsError as exc:
             problems.append(Problem(kind="rules", message=f"not installed here: {exc}", task_id=task_id))
             continue
+        image, digest = recorded[task_id].get("image"), recorded[task_id].get("image_digest")
+        local = image_digest(image) if image and digest else None
+        if local is not None and local != digest:
+            problems.append(
+                Problem(
+                    kind="rules",
+                    task_id=task_id,
+                    message=f"image {image} is {local[:19]} here, {digest[:19]} in the run",
+                )
+            )
         if recorded[task_id].get("content_hash") != current:
             problems.append(
                 Problem(kind="rules", task_id=task_id,
@@ -149,6 +161,8 @@ def check_episode(board: Board, run: RunDir, record: dict[str, Any], redacted: b
     for name, in_trajectory, in_record in graded:
         if "score" in final and not _same(in_trajectory, in_record):
             problems.append(problem("integrity", f"{name} {in_record} recorded, {in_trajectory} in the trajectory"))
+    if "score" not in final and (record.get("score") or record.get("success")):
+        problems.append(problem("integrity", f"score {record.get('score')} recorded, no grade in the trajectory"))
     if not redacted:
         directory = run.trajectory_dir(task_id, trial)
         bad = [s["step"] for s in steps if s.get("observation_sha256") != observation_hash(s, directory)]

@@ -8,6 +8,7 @@ static checks is not replayed: its record is already wrong.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from agentenvs.leaderboard.replay import oracle_problems, replay_bundle, replay_
 from agentenvs.leaderboard.verdict import Verdict
 
 VERDICT_SUFFIX = ".verdict.json"
+SUBMISSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def verify_dir(root: Path, board: Board, *, replay: bool = True, concurrency: int = 4, label: str = "") -> Verdict:
@@ -47,10 +49,19 @@ def verify(
         return verify_dir(root, chosen, replay=replay, concurrency=concurrency, label=str(bundle))
 
 
+def check_name(name: str) -> None:
+    """A submission's name is a directory under ``submissions/``: nothing that could leave it."""
+    if not SUBMISSION_NAME.fullmatch(name):
+        raise BundleError(
+            f"submission name {name!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit"
+        )
+
+
 def accept(bundle: str | Path, board: Board, verdict: Verdict, name: str) -> Path:
     """Copy an accepted bundle into ``<board>/submissions/<name>/`` with its verdict beside it."""
     if not verdict.accepted:
         raise BundleError(f"{bundle} was not accepted; only an accepted bundle goes on the board")
+    check_name(name)
     target = board.submissions / name
     if target.exists():
         raise BundleError(f"{target} exists; choose another --name")

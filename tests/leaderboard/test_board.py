@@ -80,3 +80,10 @@ def test_every_shipped_board_loads_and_names_installed_tasks(name):
     assert families == ({"terminal", "swe", "textgame", "web", "gui"} if name == "mixed" else {name})
     for setting in board.rules.settings:
         assert all(setting in env_options(family) for family in families), setting
+
+
+def test_a_submission_name_that_would_leave_submissions_is_refused_before_any_replay(boards, monkeypatch):
+    monkeypatch.setenv("AGENTENVS_LEADERBOARDS", str(boards.root))
+    result = cli.invoke(app, ["leaderboard", "verify", str(boards.random_bundle), "--accept", "../escaped"])
+    assert result.exit_code == 2 and "submission name '../escaped'" in " ".join(result.output.split())
+    assert not (boards.root / "escaped").exists() and not (boards.strict.submissions).exists()
