@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -11,6 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from agentenvs.core.errors import AgentEnvsError
+
+if TYPE_CHECKING:
+    from agentenvs.leaderboard.verdict import Verdict
 
 leaderboard_app = typer.Typer(
     no_args_is_help=True,
@@ -51,8 +54,7 @@ def submit(
         raise _fail(str(exc)) from None
     console.print(f"wrote {bundle}" + (" (redacted)" if redact else ""))
     for problem in problems:
-        where = f"{problem.task_id} #{problem.trial}: " if problem.task_id else ""
-        console.print(Text(f"  {problem.kind}: {where}{problem.message}", style="yellow"))
+        console.print(Text(f"  {problem.kind}: {problem}", style="yellow"))
     if problems:
         console.print(f"{len(problems)} problems: the board will reject this bundle as it is")
         raise typer.Exit(1)
@@ -91,10 +93,7 @@ def verify(
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
-def _print_verdict(verdict: object) -> None:
-    from agentenvs.leaderboard.verdict import Verdict
-
-    assert isinstance(verdict, Verdict)
+def _print_verdict(verdict: Verdict) -> None:
     if verdict.episodes:
         table = Table(title="replay")
         for column in ("task", "trial", "family", "status", "recorded s", "replay s", "what differs"):
@@ -104,9 +103,8 @@ def _print_verdict(verdict: object) -> None:
             table.add_row(e.task_id, str(e.trial), e.family, Text(e.status, style=style),
                           f"{e.recorded_sec or 0:.2f}", f"{e.replay_sec or 0:.2f}", "; ".join(e.mismatches))  # fmt: skip
         console.print(table)
-    for p in verdict.problems:
-        where = f"{p.task_id} #{p.trial}: " if p.task_id else ""
-        console.print(Text(f"{p.kind}: {where}{p.message}", style="red"))
+    for problem in verdict.problems:
+        console.print(Text(f"{problem.kind}: {problem}", style="red"))
     if verdict.accepted:
         mark = "verified by replay" if verdict.verified_by_replay else "accepted, not verified by replay"
         console.print(Text(f"{verdict.bundle}: {mark}", style="green"))

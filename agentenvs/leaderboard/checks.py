@@ -19,7 +19,7 @@ from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.runner import image_digest
 from agentenvs.leaderboard.board import Board
 from agentenvs.leaderboard.bundle import file_hashes, observation_hash, read_manifest
-from agentenvs.leaderboard.verdict import Problem
+from agentenvs.leaderboard.verdict import Kind, Problem
 
 
 def check_files(root: Path) -> list[Problem]:
@@ -138,8 +138,8 @@ def check_episode(board: Board, run: RunDir, record: dict[str, Any], redacted: b
     """The episode's line agrees with its trajectory and with the board's budgets and seeds."""
     task_id, trial = record["task_id"], int(record["trial"])
 
-    def problem(kind: str, message: str) -> Problem:
-        return Problem(kind=kind, message=message, task_id=task_id, trial=trial)  # type: ignore[arg-type]
+    def problem(kind: Kind, message: str) -> Problem:
+        return Problem(kind=kind, message=message, task_id=task_id, trial=trial)
 
     steps = run.read_steps(task_id, trial)
     if not steps:

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 from markupsafe import Markup
+from pydantic import ValidationError
 
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.scoring import summarize
@@ -49,12 +50,16 @@ def load_entries(board: Board) -> tuple[list[Entry], dict[str, str]]:
         if not verdict_file.is_file():
             left_out[root.name] = "no verdict: run `agentenvs leaderboard verify --accept`"
             continue
-        verdict = Verdict.model_validate_json(verdict_file.read_text(encoding="utf-8"))
+        try:
+            verdict = Verdict.model_validate_json(verdict_file.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            left_out[root.name] = f"unreadable verdict: {exc.errors()[0]['msg']}"
+            continue
         problems = static_checks(board, root)
         if verdict.bundle_sha256 != sha256_file(root / MANIFEST):
             left_out[root.name] = "the verdict is about another bundle"
         elif not verdict.accepted or problems:
-            left_out[root.name] = "; ".join(p.message for p in (verdict.problems or problems)[:3])
+            left_out[root.name] = "; ".join(str(p) for p in (verdict.problems or problems)[:3])
         else:
             run = RunDir(root)
             summary = summarize(run)

@@ -18,6 +18,9 @@ class Problem(BaseModel):
     task_id: str | None = None
     trial: int | None = None
 
+    def __str__(self) -> str:
+        return (f"{self.task_id} #{self.trial}: " if self.task_id else "") + self.message
+
 
 class EpisodeReplay(BaseModel):
     """One episode played again from its recorded actions."""
