@@ -134,8 +134,9 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_episode(board: Board, run: RunDir, record: dict[str, Any], redacted: bool) -> list[Problem]:
-    """The episode's line agrees with its trajectory and with the board's budgets and seeds."""
+def check_episode(board: Board, run: RunDir, record: dict[str, Any], *, redacted: bool, sparse: bool) -> list[Problem]:
+    """The episode's line agrees with its trajectory (with sparse rewards, the rewards sum to the score, as
+    ``AgentEnv.step`` pays them) and with the board's budgets and seeds."""
     task_id, trial = record["task_id"], int(record["trial"])
 
     def problem(kind: Kind, message: str) -> Problem:
@@ -161,6 +162,9 @@ def check_episode(board: Board, run: RunDir, record: dict[str, Any], redacted: b
     for name, in_trajectory, in_record in graded:
         if "score" in final and not _same(in_trajectory, in_record):
             problems.append(problem("integrity", f"{name} {in_record} recorded, {in_trajectory} in the trajectory"))
+    paid = sum(float(s.get("reward") or 0.0) for s in steps[1:])
+    if sparse and "score" in final and not _same(paid, final["score"]):
+        problems.append(problem("integrity", f"the rewards sum to {paid:g}, the score is {final['score']:g}"))
     if "score" not in final and (record.get("score") or record.get("success")):
         problems.append(problem("integrity", f"score {record.get('score')} recorded, no grade in the trajectory"))
     if not redacted:
@@ -178,9 +182,10 @@ def static_checks(board: Board, root: Path) -> list[Problem]:
     meta = run.read_run()
     episodes = run.read_episodes()
     redacted = bool(read_manifest(root).get("redacted"))
+    sparse = meta.get("config", {}).get("env_kwargs", {}).get("reward_mode", "sparse") == "sparse"
     problems += check_completeness(board, episodes)
     problems += check_settings(board, meta)
     problems += check_tasks(board, meta)
     for record in episodes:
-        problems += check_episode(board, run, record, redacted)
+        problems += check_episode(board, run, record, redacted=redacted, sparse=sparse)
     return problems

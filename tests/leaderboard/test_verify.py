@@ -97,6 +97,22 @@ def test_a_reward_edited_in_the_record_only_contradicts_the_trajectory(boards, t
     assert any("score 1.0 recorded, 0.0 in the trajectory" in p.message for p in verdict.problems)
 
 
+def test_a_reward_edited_in_the_trajectory_only_no_longer_sums_to_the_score(boards, tamper):
+    record = next(e for e in RunDir(boards.random_bundle).read_episodes() if not e["success"])
+
+    def pay(lines: list[dict]) -> list[dict]:
+        lines[-1]["reward"] = 1.0
+        return lines
+
+    verdict = verify(
+        tamper(boards.random_bundle, lambda root: edit_lines(root / record["trajectory"] / "steps.jsonl", pay)),
+        boards.strict,
+    )
+    assert [(p.kind, p.task_id, p.trial, p.message) for p in verdict.problems] == [
+        ("integrity", record["task_id"], record["trial"], "the rewards sum to 1, the score is 0")
+    ]
+
+
 def test_a_missing_task_is_rejected(boards, tamper):
     gone = "textgame/coin-easy-1"
     bundle = tamper(
