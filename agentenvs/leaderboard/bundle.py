@@ -10,8 +10,9 @@ like a run directory, so the harness reads it as one (``ReplayPolicy`` and
     trajectories/<task>/<trial>/steps.jsonl   each step with ``observation_sha256``; images/ unless redacted
 
 ``redact`` keeps actions, rewards, checks and every hash, and drops what the
-agent saw (observation text, images, instructions, model messages), so a
-submitter can prove a score without publishing the task contents.
+agent saw (observation text, images, instructions, model messages) and the
+verifier's output, so a submitter can prove a score without publishing the
+task contents.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ MANIFEST = "bundle.json"
 #: Step fields that show what the agent saw; a redacted bundle leaves them out.
 REDACTED_STEP_FIELDS = ("observation", "images", "instruction")
 REDACTED_POLICY_FIELDS = ("message", "request", "sampled")
+#: The verifier's output can quote the hidden tests.
+REDACTED_EPISODE_FIELDS = ("verifier_detail",)
 
 
 class BundleError(AgentEnvsError):
@@ -99,16 +102,18 @@ def _write_bundle(run: RunDir, root: Path, board: str, redact: bool) -> None:
     episodes = run.read_episodes()
     root.mkdir(parents=True)
     write_json_atomic(root / "run.json", meta)
-    (root / "episodes.jsonl").write_text("".join(encode_line(e) for e in episodes), encoding="utf-8")
+    lines = [{k: v for k, v in e.items() if k not in REDACTED_EPISODE_FIELDS} if redact else e for e in episodes]
+    (root / "episodes.jsonl").write_text("".join(encode_line(e) for e in lines), encoding="utf-8")
     for record in episodes:
         source = run.path / record["trajectory"]
         target = root / record["trajectory"]
-        target.mkdir(parents=True, exist_ok=True)
+        if redact:
+            target.mkdir(parents=True, exist_ok=True)
+        else:  # images and artifacts as they are; steps.jsonl is written below, with its hashes
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("steps.jsonl"))
         steps = run.read_steps(record["task_id"], record["trial"])
         lines = [_bundle_step(s, source, redact) for s in steps]
         (target / "steps.jsonl").write_text("".join(encode_line(s) for s in lines), encoding="utf-8")
-        if not redact and (source / "images").is_dir():
-            shutil.copytree(source / "images", target / "images")
     seal(
         root,
         {

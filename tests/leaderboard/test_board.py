@@ -87,3 +87,15 @@ def test_a_submission_name_that_would_leave_submissions_is_refused_before_any_re
     result = cli.invoke(app, ["leaderboard", "verify", str(boards.random_bundle), "--accept", "../escaped"])
     assert result.exit_code == 2 and "submission name '../escaped'" in " ".join(result.output.split())
     assert not (boards.root / "escaped").exists() and not (boards.strict.submissions).exists()
+
+
+def test_verify_json_is_the_verdict_and_the_exit_status_says_rejected(boards, tamper, monkeypatch):
+    import json
+
+    monkeypatch.setenv("AGENTENVS_LEADERBOARDS", str(boards.root))
+    shorter = tamper(boards.random_bundle, lambda root: edit_lines(root / "episodes.jsonl", lambda lines: lines[1:]))
+    result = cli.invoke(app, ["leaderboard", "verify", str(shorter), "--no-replay", "--json"])
+    assert result.exit_code == 1
+    verdict = json.loads(result.stdout)
+    assert verdict["board"] == "strict" and not verdict["replayed"]
+    assert [(p["kind"], p["message"]) for p in verdict["problems"]] == [("completeness", "missing")]

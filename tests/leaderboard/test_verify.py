@@ -218,6 +218,8 @@ def test_a_redacted_bundle_keeps_no_observations_and_still_verifies(boards, tmp_
     text = "".join(p.read_text() for p in bundle.rglob("steps.jsonl"))
     lines = [json.loads(line) for line in text.splitlines()]
     assert not any("observation" in s or "instruction" in s for s in lines)
+    assert '"verifier_detail"' in (boards.random_bundle / "episodes.jsonl").read_text()
+    assert '"verifier_detail"' not in (bundle / "episodes.jsonl").read_text()
     assert all(len(s["observation_sha256"]) == 64 and ("action" in s or s["step"] == 0) for s in lines)
     verdict = verify(bundle, boards.strict)
     assert verdict.verified_by_replay, verdict.problems
