@@ -72,15 +72,14 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Check BUNDLE: complete, within the board's rules, self-consistent, and reproduced by replay."""
-    from agentenvs.leaderboard import accept, find_board, open_bundle
-    from agentenvs.leaderboard.bundle import read_manifest
-    from agentenvs.leaderboard.verify import check_name, verify_dir
+    from agentenvs.leaderboard import accept, open_bundle
+    from agentenvs.leaderboard.verify import board_for, check_name, verify_dir
 
     try:
         if accept_as:
             check_name(accept_as)
         with open_bundle(bundle) as root:
-            chosen = find_board(board or read_manifest(root)["board"])
+            chosen = board_for(root, board)
             verdict = verify_dir(root, chosen, replay=replay, concurrency=concurrency, label=str(bundle))
         if as_json:
             typer.echo(verdict.model_dump_json(indent=2))

@@ -102,8 +102,8 @@ def _write_bundle(run: RunDir, root: Path, board: str, redact: bool) -> None:
     episodes = run.read_episodes()
     root.mkdir(parents=True)
     write_json_atomic(root / "run.json", meta)
-    lines = [{k: v for k, v in e.items() if k not in REDACTED_EPISODE_FIELDS} if redact else e for e in episodes]
-    (root / "episodes.jsonl").write_text("".join(encode_line(e) for e in lines), encoding="utf-8")
+    kept = [{k: v for k, v in e.items() if k not in REDACTED_EPISODE_FIELDS} if redact else e for e in episodes]
+    (root / "episodes.jsonl").write_text("".join(encode_line(e) for e in kept), encoding="utf-8")
     for record in episodes:
         source = run.path / record["trajectory"]
         target = root / record["trajectory"]

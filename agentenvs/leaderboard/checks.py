@@ -176,7 +176,15 @@ def check_episode(board: Board, run: RunDir, record: dict[str, Any], *, redacted
 
 
 def static_checks(board: Board, root: Path) -> list[Problem]:
-    """Every check that needs no env: what ``build`` repeats, and what must pass before a replay."""
+    """Every check that needs no env: what ``build`` repeats, and what must pass before a replay.
+    A bundle too malformed to read (a missing file, an episode line without its keys) is one problem."""
+    try:
+        return _static_checks(board, root)
+    except (KeyError, TypeError, ValueError, OSError) as exc:
+        return [Problem(kind="integrity", message=f"malformed bundle: {type(exc).__name__}: {exc}")]
+
+
+def _static_checks(board: Board, root: Path) -> list[Problem]:
     problems = check_files(root)
     run = RunDir(root)
     meta = run.read_run()

@@ -42,11 +42,15 @@ def verify(
 ) -> Verdict:
     """Verify ``bundle`` (a directory or ``.tar.gz``) against ``board`` (default: the board it names)."""
     with open_bundle(bundle) as root:
-        if isinstance(board, Board):
-            chosen = board
-        else:
-            chosen = find_board(board if board is not None else read_manifest(root)["board"])
+        chosen = board_for(root, board)
         return verify_dir(root, chosen, replay=replay, concurrency=concurrency, label=str(bundle))
+
+
+def board_for(root: Path, board: Board | str | Path | None) -> Board:
+    """``board`` itself, the board it names, or (``None``) the board the bundle was made for."""
+    if isinstance(board, Board):
+        return board
+    return find_board(board if board is not None else read_manifest(root)["board"])
 
 
 def check_name(name: str) -> None:
@@ -64,7 +68,7 @@ def accept(bundle: str | Path, board: Board, verdict: Verdict, name: str) -> Pat
     check_name(name)
     target = board.submissions / name
     if target.exists():
-        raise BundleError(f"{target} exists; choose another --name")
+        raise BundleError(f"{target} exists; choose another name")
     board.submissions.mkdir(parents=True, exist_ok=True)
     with open_bundle(bundle) as root:
         shutil.copytree(root, target)

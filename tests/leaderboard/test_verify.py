@@ -113,6 +113,14 @@ def test_a_reward_edited_in_the_trajectory_only_no_longer_sums_to_the_score(boar
     ]
 
 
+def test_a_malformed_bundle_is_one_clear_problem_not_a_crash(boards, tamper):
+    bundle = tamper(
+        boards.random_bundle, lambda root: edit_lines(root / "episodes.jsonl", lambda ls: [{"trial": 0}, *ls[1:]])
+    )
+    verdict = verify(bundle, boards.strict)
+    assert [p.message for p in verdict.problems] == ["malformed bundle: KeyError: 'task_id'"]
+
+
 def test_a_missing_task_is_rejected(boards, tamper):
     gone = "textgame/coin-easy-1"
     bundle = tamper(
