@@ -89,7 +89,7 @@ def _cells(board: Board, group: dict[str, Any]) -> dict[str, str]:
         "success": _pct(group["success_rate"], group["success_ci95"]),
         "pass_at_k": _pct(group["pass_at_k"].get(k)),
         "steps": _num(group["steps_mean"]),
-        "tokens": _num(group["tokens_mean"]),
+        "tokens": _num(group["tokens_mean"]) if group["tokens_total"] else "-",  # none recorded
     }
 
 
@@ -137,7 +137,7 @@ def tables(board: Board, entries: list[Entry]) -> list[tuple[str, list[str], lis
 
 
 def markdown(board: Board, entries: list[Entry], left_out: dict[str, str]) -> str:
-    lines = [f"# {board.title or board.name}", "", board.description, ""]
+    lines = [f"# {board.title or board.name}", ""] + ([board.description, ""] if board.description else [])
     lines += [f"Tasks: {len(board.task_ids())} x {board.tasks.trials} trials; at most {board.budgets.max_steps} "
               f"steps and {board.budgets.episode_timeout_sec:g} s per episode. Replay required for: "
               f"{', '.join(board.rules.replay_families) or 'none'}. Built by `agentenvs leaderboard build`.", ""]  # fmt: skip
@@ -155,7 +155,7 @@ def score_svg(entries: list[Entry]) -> str:
     """Mean score per submission with its 95% interval, as inline SVG (no scripts, no network)."""
     width, bar, gap, label = 640, 18, 8, 200
     height = (bar + gap) * max(1, len(entries)) + 30
-    scale = width - label - 20
+    scale = width - label - 30
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">']
     for i, e in enumerate(entries):
         o = e.summary["overall"]
@@ -167,7 +167,11 @@ def score_svg(entries: list[Entry]) -> str:
             lo, hi = (label + v * scale for v in o["score_ci95"])
             parts.append(f'<line x1="{lo:.1f}" x2="{hi:.1f}" y1="{y + bar / 2}" y2="{y + bar / 2}" stroke="#222"/>')
     axis = height - 12
-    parts += [f'<text x="{label + f * scale:.1f}" y="{axis + 10}" font-size="10">{f:.0%}</text>' for f in (0, 0.5, 1)]
+    parts.append(f'<line x1="{label}" x2="{label + scale}" y1="{axis}" y2="{axis}" stroke="#888"/>')
+    parts += [
+        f'<text x="{label + f * scale:.1f}" y="{axis + 11}" font-size="10" text-anchor="middle">{f:.0%}</text>'
+        for f in (0, 0.5, 1)
+    ]
     return "".join(parts) + "</svg>"
 
 
