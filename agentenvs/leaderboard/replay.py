@@ -68,8 +68,26 @@ def _differs(a: Any, b: Any) -> bool:
     return a != b
 
 
+def cut_by_time(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> bool:
+    """Whether the env's time budget ended the recorded episode and the replay, with no policy to wait for,
+    ran on to end it with the replay policy's ``done`` one step later."""
+    last = recorded[-1]
+    return (
+        len(replayed) == len(recorded) + 1
+        and bool(last.get("truncated"))
+        and (last.get("info") or {}).get("error_kind") == "timeout"
+        and replayed[-1].get("action") == "done"
+    )
+
+
 def compare(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[str]:
-    """What differs between two trajectories of one episode: step count, rewards, checks, the final grade."""
+    """What differs between two trajectories of one episode: step count, rewards, checks, the final grade.
+
+    An episode the env cut short by its time budget is compared with its replay's ``done`` in place of
+    the last recorded step: the grade, the rewards and the checks must still be the recorded ones.
+    """
+    if cut_by_time(recorded, replayed):
+        replayed = [*replayed[:-2], replayed[-1]]
     found = []
     if len(recorded) != len(replayed):
         found.append(f"{len(recorded) - 1} steps recorded, {len(replayed) - 1} replayed")
