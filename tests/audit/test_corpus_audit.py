@@ -39,7 +39,13 @@ def _report(audits: list) -> dict[str, list[str]]:
     return problems
 
 
-DOCKER_TERMINAL = ("background-worker", "http-static-server", "git-find-bad-commit", "harbor-fix-script", "fix-permissions")
+DOCKER_TERMINAL = (
+    "background-worker",
+    "http-static-server",
+    "git-find-bad-commit",
+    "harbor-fix-script",
+    "fix-permissions",
+)
 
 
 def _corpus() -> list[tuple[str, str]]:
