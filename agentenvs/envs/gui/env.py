@@ -110,15 +110,25 @@ class GuiEnv(AgentEnv):
         self._desktop = self._pool.take(task.full_id, lambda: self._fresh_desktop(osworld))
         return self._observe(settle_timeout=10.0)
 
-    def _fresh_desktop(self, osworld: OSWorldTask) -> Desktop:
-        """A new container's desktop with the task's config steps run (the pool may do this ahead of time)."""
-        desktop = Desktop(self.backend, width=self.width, height=self.height)
-        try:
-            osworld.run_steps(desktop.client, osworld.data.get("config", []), placeholders(self.width, self.height))
-        except BaseException:
+    def _fresh_desktop(self, osworld: OSWorldTask, attempts: int = 2) -> Desktop:
+        """A new container's desktop with the task's config steps run (the pool may do this ahead of time).
+
+        An app whose window never shows (seen about once in a few hundred starts under load) would leave
+        the agent a desktop without its task, scored as the agent's failure: a fresh desktop is made once
+        more, then the reset is an infra error. Nothing the agent does runs before this.
+        """
+        for attempt in range(attempts):
+            desktop = Desktop(self.backend, width=self.width, height=self.height)
+            try:
+                table = placeholders(self.width, self.height)
+                unshown = osworld.run_steps(desktop.client, osworld.data.get("config", []), table)
+            except BaseException:
+                desktop.close()
+                raise
+            if not unshown:
+                return desktop
             desktop.close()
-            raise
-        return desktop
+        raise SandboxError(f"the window of {', '.join(unshown)} did not show within 60 s on {attempts} fresh desktops")
 
     def _observe(self, settle_timeout: float | None = None, note: str = "") -> StepOutcome:
         client = self.desktop.client

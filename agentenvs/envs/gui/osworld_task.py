@@ -138,7 +138,9 @@ class OSWorldTask:
 
     # -- running steps --------------------------------------------------------------
 
-    def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> None:
+    def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> list[str]:
+        """Run config or postconfig steps; return the files an ``open`` step opened whose window never showed."""
+        unshown = []
         for step in substitute(steps, table):
             params = step.get("parameters", {})
             kind = step["type"]
@@ -147,7 +149,9 @@ class OSWorldTask:
                     data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
                     client.call("write", path=home_path(file["path"]), data_b64=data)
             elif kind == "open":
-                client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
+                head, _ = client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
+                if head.get("window") is None:
+                    unshown.append(str(params["path"]))
             elif kind == "launch":
                 client.call("launch", command=params["command"], shell=bool(params.get("shell")))
             elif kind in ("execute", "command"):
@@ -158,6 +162,7 @@ class OSWorldTask:
                 time.sleep(min(float(params.get("seconds", 1)), MAX_SLEEP))
             elif kind in ("activate_window", "close_window"):
                 client.call(kind, **params)
+        return unshown
 
     # -- the evaluator as check arguments ------------------------------------------------
 
