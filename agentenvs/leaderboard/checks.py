@@ -128,10 +128,10 @@ def check_tasks(board: Board, meta: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, abs_tol=1e-9)
-    return a == b
+def same_value(a: Any, b: Any) -> bool:
+    """Equal, with numbers (not booleans) compared to 1e-9: a recorded reward and its replay or sum."""
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return math.isclose(a, b, abs_tol=1e-9) if numbers else a == b
 
 
 def check_episode(board: Board, run: RunDir, record: dict[str, Any], *, redacted: bool, sparse: bool) -> list[Problem]:
@@ -160,10 +160,10 @@ def check_episode(board: Board, run: RunDir, record: dict[str, Any], *, redacted
         ("success", final.get("success"), record.get("success")),
     )
     for name, in_trajectory, in_record in graded:
-        if "score" in final and not _same(in_trajectory, in_record):
+        if "score" in final and not same_value(in_trajectory, in_record):
             problems.append(problem("integrity", f"{name} {in_record} recorded, {in_trajectory} in the trajectory"))
     paid = sum(float(s.get("reward") or 0.0) for s in steps[1:])
-    if sparse and "score" in final and not _same(paid, final["score"]):
+    if sparse and "score" in final and not same_value(paid, final["score"]):
         problems.append(problem("integrity", f"the rewards sum to {paid:g}, the score is {final['score']:g}"))
     if "score" not in final and (record.get("score") or record.get("success")):
         problems.append(problem("integrity", f"score {record.get('score')} recorded, no grade in the trajectory"))

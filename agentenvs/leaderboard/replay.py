@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from agentenvs.harness.policies.replay import ReplayPolicy
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.runner import Runner
 from agentenvs.leaderboard.board import Board
+from agentenvs.leaderboard.checks import same_value
 from agentenvs.leaderboard.verdict import EpisodeReplay, Problem
 
 #: Mismatches listed per episode; the rest are counted.
@@ -62,12 +62,6 @@ def config_policy(root: Path) -> str | None:
     return RunDir(root).read_run()["config"].get("policy", {}).get("name")
 
 
-def _differs(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return not math.isclose(a, b, abs_tol=1e-9)
-    return a != b
-
-
 def cut_by_time(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> bool:
     """Whether the env's time budget ended the recorded episode and the replay, with no policy to wait for,
     ran on to end it with the replay policy's ``done`` one step later."""
@@ -101,7 +95,9 @@ def compare(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> l
             (k, old_info.get(k), new_info.get(k)) for k in ("score", "success") if k in old_info or k in new_info
         ]
         found += [
-            f"step {old.get('step')}: {name} {a!r} recorded, {b!r} replayed" for name, a, b in fields if _differs(a, b)
+            f"step {old.get('step')}: {name} {a!r} recorded, {b!r} replayed"
+            for name, a, b in fields
+            if not same_value(a, b)
         ]
     return found
 

@@ -117,7 +117,7 @@ class GuiEnv(AgentEnv):
         the agent a desktop without its task, scored as the agent's failure: a fresh desktop is made once
         more, then the reset is an infra error. Nothing the agent does runs before this.
         """
-        for attempt in range(attempts):
+        for _ in range(attempts):
             desktop = Desktop(self.backend, width=self.width, height=self.height)
             try:
                 table = placeholders(self.width, self.height)
