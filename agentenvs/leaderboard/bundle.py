@@ -57,9 +57,10 @@ def observation_hash(step: dict[str, Any], directory: Path) -> str:
     """sha256 over the step's observation fields (canonical JSON) and the bytes of its images."""
     digest = hashlib.sha256(json.dumps(step.get("observation"), sort_keys=True, ensure_ascii=False).encode())
     for field, rel in sorted((step.get("images") or {}).items()):
-        image = directory / rel
+        image = directory / str(rel)
+        inside = image.resolve().is_relative_to(directory.resolve())  # a bundle is untrusted input
         digest.update(field.encode())
-        digest.update(sha256_file(image).encode() if image.is_file() else b"missing")
+        digest.update(sha256_file(image).encode() if inside and image.is_file() else b"missing")
     return digest.hexdigest()
 
 

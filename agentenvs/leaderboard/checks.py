@@ -194,6 +194,8 @@ def _static_checks(board: Board, root: Path) -> list[Problem]:
     problems += check_completeness(board, episodes)
     problems += check_settings(board, meta)
     problems += check_tasks(board, meta)
-    for record in episodes:
-        problems += check_episode(board, run, record, redacted=redacted, sparse=sparse)
+    planned = set(board.task_ids())
+    for record in episodes:  # only the board's tasks: an id from the bundle never becomes a path unchecked
+        if record["task_id"] in planned:
+            problems += check_episode(board, run, record, redacted=redacted, sparse=sparse)
     return problems

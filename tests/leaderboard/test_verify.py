@@ -266,3 +266,29 @@ def test_a_malformed_board_toml_is_a_clear_error_naming_the_field(tmp_path, text
     with pytest.raises(BoardFormatError) as caught:
         load_board(tmp_path)
     assert str(tmp_path / "board.toml") in str(caught.value) and error in str(caught.value)
+
+
+def test_paths_in_a_bundle_never_reach_outside_it(boards, tamper):
+    """A forger points a step's image at a host file, hashed as the verifier would hash it if it read the file,
+    and adds an episode whose task id climbs out of trajectories/: neither is read."""
+    import hashlib
+
+    host_file = Path("/etc/hostname")
+    record = json.loads((boards.random_bundle / "episodes.jsonl").read_text().splitlines()[0])
+
+    def point_outside(step: dict) -> dict:
+        rel = "../" * 12 + str(host_file).lstrip("/")
+        digest = hashlib.sha256(json.dumps(step.get("observation"), sort_keys=True, ensure_ascii=False).encode())
+        digest.update(b"screenshot")
+        digest.update(hashlib.sha256(host_file.read_bytes()).hexdigest().encode())
+        return {**step, "images": {"screenshot": rel}, "observation_sha256": digest.hexdigest()}
+
+    def forge(root: Path) -> None:
+        edit_lines(root / record["trajectory"] / "steps.jsonl", lambda steps: [point_outside(s) for s in steps])
+        edit_lines(root / "episodes.jsonl", lambda ls: [*ls, {**ls[0], "task_id": "../../outside"}])
+
+    verdict = verify(tamper(boards.random_bundle, forge), boards.strict, replay=False)
+    messages = {(p.task_id, p.message) for p in verdict.problems}
+    assert any(t == record["task_id"] and m.startswith("observation hashes do not match") for t, m in messages)
+    assert ("../../outside", "not a task x trial of this board") in messages
+    assert not any(t == "../../outside" and m != "not a task x trial of this board" for t, m in messages)
