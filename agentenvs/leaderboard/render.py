@@ -136,6 +136,12 @@ def tables(board: Board, entries: list[Entry]) -> list[tuple[str, list[str], lis
     return found
 
 
+def _md_cell(text: str) -> str:
+    """A cell as text: a submitter's model name cannot end the cell, add rows, or become a link or markup."""
+    text = " ".join(str(text).split())
+    return "".join(f"\\{c}" if c in "\\|[]<>*_`" else c for c in text)
+
+
 def markdown(board: Board, entries: list[Entry], left_out: dict[str, str]) -> str:
     lines = [f"# {board.title or board.name}", ""] + ([board.description, ""] if board.description else [])
     lines += [f"Tasks: {len(board.task_ids())} x {board.tasks.trials} trials; at most {board.budgets.max_steps} "
@@ -145,9 +151,13 @@ def markdown(board: Board, entries: list[Entry], left_out: dict[str, str]) -> st
         lines += ["No accepted submissions yet.", ""]
     for title, header, rows in tables(board, entries) if entries else []:
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows] + [""]
+        lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows] + [""]
     if left_out:
-        lines += ["## Not on the board", ""] + [f"- {name}: {why}" for name, why in sorted(left_out.items())] + [""]
+        lines += (
+            ["## Not on the board", ""]
+            + [f"- {name}: {_md_cell(why)}" for name, why in sorted(left_out.items())]
+            + [""]
+        )
     return "\n".join(lines)
 
 

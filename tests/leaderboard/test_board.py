@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lbkit import edit_lines, make_board
+from lbkit import edit_json, edit_lines, make_board
 from typer.testing import CliRunner
 
 from agentenvs.cli import app
@@ -99,3 +99,20 @@ def test_verify_json_is_the_verdict_and_the_exit_status_says_rejected(boards, ta
     verdict = json.loads(result.stdout)
     assert verdict["board"] == "strict" and not verdict["replayed"]
     assert [(p["kind"], p["message"]) for p in verdict["problems"]] == [("completeness", "missing")]
+
+
+def test_a_submitters_model_name_renders_as_text(boards, tmp_path):
+    """The declared model name is the submitter's to choose: in the board's markdown it stays inside its cell."""
+    board = make_board(boards.root, "names", forbid=["oracle", "replay"], replay=[])
+    run = tmp_path / "run"
+    shutil.copytree(boards.random_run, run)
+    edit_json(run / "run.json", lambda meta: meta.update(policy={"model": "m | x |\n## [verified](http://e) *"}))
+    bundle = make_bundle(run, "names", tmp_path / "b")
+    accept(bundle, board, verify(bundle, board, replay=False), "named")
+    from agentenvs.leaderboard.render import build
+
+    readme = build(board)[0].read_text()
+    overall = readme.split("## Overall")[1].split("\n## ")[0]
+    row = next(line for line in overall.splitlines() if "| named |" in line)
+    assert row.count(" | ") == overall.splitlines()[2].count(" | ")
+    assert "\\[verified\\](http://e) \\*" in row and "\n## [verified]" not in readme
