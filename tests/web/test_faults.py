@@ -199,3 +199,38 @@ def test_site_processes_die_with_the_env_process() -> None:
         time.sleep(0.1)
     else:
         raise AssertionError(f"site process {pid} outlived its env")
+
+
+def test_close_gives_up_on_a_stuck_browser_lane_and_the_next_env_gets_a_new_one(monkeypatch) -> None:
+    """A lane whose thread hangs (a call on a Chromium killed under it) bounds close() and is replaced."""
+    import threading
+    import time
+
+    from agentenvs.envs.web import lanes as lanes_module
+    from agentenvs.envs.web.browser import shared_browser
+
+    monkeypatch.setattr(lanes_module, "WAIT_S", 1.0)
+    lanes = lanes_module.Lanes(None)
+    stuck = lanes.thread(0)
+    unblock = threading.Event()
+    stuck.submit(lambda browser: unblock.wait(60))
+    closed = []
+
+    class Context:
+        def close(self) -> None:
+            closed.append(True)
+
+    lanes.retire(Context(), 0)  # queued behind the hung call
+    started = time.monotonic()
+    lanes.release()
+    waited = time.monotonic() - started
+    try:
+        assert waited < 30, f"close waited {waited:.0f} s on a stuck lane"
+        assert not closed
+        fresh = shared_browser(0)
+        assert fresh is not stuck and fresh.connected()
+        assert lanes.thread(0) is fresh
+    finally:
+        unblock.set()
+    stuck._thread.join(timeout=30)
+    assert closed and not stuck.alive, "the stuck thread finishes its queue and ends"

@@ -111,10 +111,12 @@ def shared_browser(lane: int = 0) -> BrowserThread:
         return current
 
 
-def forget(lane: int) -> None:
-    """Drop a lane's browser whose thread is stuck (a call on a Chromium killed under it can hang):
-    the next ``shared_browser(lane)`` starts a new one; the old thread ends after its job, if ever."""
+def forget(stuck: BrowserThread) -> None:
+    """Drop a browser whose thread is stuck (a call on a Chromium killed under it can hang): the
+    next ``shared_browser`` for its lane starts a new one; the old thread ends after its job, if ever.
+    Only that browser: a lane's shared browser that has been replaced since stays."""
     with _LOCK:
-        stuck = _SHARED.pop(lane, None)
-    if stuck is not None:
-        stuck._jobs.put(None)
+        for lane, current in list(_SHARED.items()):
+            if current is stuck:
+                del _SHARED[lane]
+    stuck._jobs.put(None)

@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any
 
 from agentenvs.envs.web.browser import BrowserThread, forget, shared_browser
 from agentenvs.envs.web.session import Session
 
-#: How long close() waits for queued closes.
-WAIT_S = 120.0
+#: How long close() waits, in all, for the spare and the queued closes; a lane still busy then
+#: is taken for stuck (a call on a Chromium killed under it can hang) and dropped.
+WAIT_S = 20.0
 #: How long a reset waits for a spare still being prepared (a context and a page load) before
 #: taking its lane for stuck and making the episode's session afresh.
 SPARE_WAIT_S = 30.0
@@ -47,7 +49,8 @@ class Lanes:
         #: The lane the current episode runs on.
         self.lane = 0
         self._spare: Spare | None = None
-        self._closing: list[Future[Any]] = []
+        #: Queued closes, each with the browser thread it waits on.
+        self._closing: list[tuple[BrowserThread, Future[Any]]] = []
 
     @property
     def spare(self) -> Spare | None:
@@ -75,8 +78,7 @@ class Lanes:
         try:
             session = spare.future.result(timeout=SPARE_WAIT_S)
         except TimeoutError:
-            self._threads[spare.lane] = None
-            forget(spare.lane)
+            self._drop(self._threads[spare.lane])
             return None
         except Exception:  # noqa: BLE001 - a spare that failed (its browser died, its page did not load) is dropped
             self.revive(spare.lane)
@@ -87,6 +89,13 @@ class Lanes:
         self.lane = spare.lane
         return session
 
+    def _drop(self, stuck: BrowserThread | None) -> None:
+        """Give up on a browser thread that is stuck: the lanes it served start a new browser."""
+        if stuck is None:
+            return
+        self._threads = [None if thread is stuck else thread for thread in self._threads]
+        forget(stuck)
+
     def prepare(self, key: Hashable, make: Callable[[Any], Session]) -> None:
         """Start making the next episode's session (``make(browser)``) on the other lane."""
         lane = 1 - self.lane
@@ -94,23 +103,30 @@ class Lanes:
 
     def retire(self, session: Session, lane: int | None = None) -> None:
         """Close a session on its lane without waiting (``release`` waits for the closes)."""
-        self._closing = [f for f in self._closing if not f.done()]
+        self._closing = [(t, f) for t, f in self._closing if not f.done()]
         try:
-            self._closing.append(self.thread(self.lane if lane is None else lane).submit(lambda b: session.close()))
+            thread = self.thread(lane)
+            self._closing.append((thread, thread.submit(lambda b: session.close())))
         except Exception:  # noqa: BLE001 - a context whose browser thread is gone is gone with it
             pass
 
     def release(self) -> None:
-        """Close the spare and wait for every queued close: nothing of this env stays in the browsers."""
+        """Close the spare and wait (bounded, ``WAIT_S`` in all) for every queued close: nothing of
+        this env stays in the browsers, and a lane that does not answer in time is dropped."""
+        deadline = monotonic() + WAIT_S
         spare, self._spare = self._spare, None
         if spare is not None:
             try:
                 self.retire(spare.future.result(timeout=WAIT_S), spare.lane)
+            except TimeoutError:
+                self._drop(self._threads[spare.lane])
             except Exception:  # noqa: BLE001 - a spare of a dead browser is gone already
                 pass
         closing, self._closing = self._closing, []
-        for future in closing:
+        for thread, future in closing:
             try:
-                future.result(timeout=WAIT_S)
+                future.result(timeout=max(0.0, deadline - monotonic()))
+            except TimeoutError:
+                self._drop(thread)
             except Exception:  # noqa: BLE001 - a crashed context is gone anyway
                 pass
