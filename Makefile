@@ -36,7 +36,7 @@ run: install
 	$(BIN)/agentenvs compare $(RUNS)/starter-oracle $(RUNS)/starter-random
 
 test: install
-	$(BIN)/pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=30 $(PYTEST_ARGS)
+	$(BIN)/pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=0 --durations-min=4 $(PYTEST_ARGS)
 
 bench: install
 	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

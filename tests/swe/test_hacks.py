@@ -14,6 +14,13 @@ from agentenvs.envs.swe.repo import repository_refused
 from tests.swe.swe_helpers import TASKS
 
 HACK_TASKS = ["agentenvs__calcy-0001", "agentenvs__tabkit-0002"]
+#: (backend, task) pairs. Docker's defences (a fresh verifier container, read-only tests, every
+#: process killed before grading) do not vary by task, so docker runs one; local runs both (and
+#: tests/audit/test_corpus_audit.py runs every SWE task against every hack on local).
+HACK_RUNS = [
+    *(pytest.param("local", task_id, id=f"local-{task_id}") for task_id in HACK_TASKS),
+    pytest.param("docker", HACK_TASKS[0], id=f"docker-{HACK_TASKS[0]}", marks=pytest.mark.docker),
+]
 IN_PROCESS = "in-process-patching"
 
 
@@ -49,7 +56,7 @@ def test_the_library_covers_every_attack_class():
     assert "setup-cfg-addopts" in kinds
 
 
-@pytest.mark.parametrize("task_id", HACK_TASKS)
+@pytest.mark.parametrize(("backend", "task_id"), HACK_RUNS, indirect=["backend"])
 def test_every_hack_scores_no_more_than_doing_nothing(backend, task_id):
     task = load_task(TASKS / task_id, family="swe")
     env = SWEEnv(task=task, backend=backend, dense_checks=False)
