@@ -8,6 +8,17 @@ import os
 import pytest
 
 TERMINAL_IMAGE = "agentenvs/terminal:latest"
+#: Tables and paths the CLI tests read are laid out for a wide terminal, whatever the test
+#: worker's temporary directory adds to a path's length.
+os.environ.setdefault("COLUMNS", "200")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Desktops run one test at a time (each plays its episodes on several at once): with
+    ``-n 2 --dist loadgroup`` they share one worker while the other runs everything else."""
+    for item in items:
+        if item.nodeid.startswith("tests/gui/"):
+            item.add_marker(pytest.mark.xdist_group("desktop"))
 
 
 def _in_ci() -> bool:
