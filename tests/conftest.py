@@ -13,13 +13,6 @@ TERMINAL_IMAGE = "agentenvs/terminal:latest"
 os.environ.setdefault("COLUMNS", "200")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Desktops run one test at a time (each plays its episodes on several at once): with
-    ``-n 2 --dist loadgroup`` they share one worker while the other runs everything else."""
-    for item in items:
-        if item.nodeid.startswith("tests/gui/"):
-            item.add_marker(pytest.mark.xdist_group("desktop"))
-
 
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
