@@ -120,6 +120,11 @@ class Sandbox(Protocol):
         """
         ...
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait, at most ``timeout`` seconds, until the sandbox's processes stop using the CPU
+        (an app finishing a save); return whether they did. Never longer, whatever they do."""
+        ...
+
     def state_checker(self) -> Any:
         """A :class:`~agentenvs.sandbox.state_checker.StateChecker` over this sandbox's files, outside its reach."""
         ...

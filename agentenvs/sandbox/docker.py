@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import threading
+import time
 import uuid
 import weakref
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,7 @@ from agentenvs.sandbox.docker_exec import (
     run_exec_bounded,
 )
 from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
+from agentenvs.sandbox.procs import wait_idle
 from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
@@ -375,6 +377,13 @@ class DockerSandbox:
             res.close_checker()
             res.checker, res.checker_of = StateChecker(Path(merged)), container
         return res.checker
+
+    def wait_idle(self, timeout: float) -> bool:
+        procs = self._processes()
+        if procs is None:  # no cgroup view from this host: a short fixed wait is all there is
+            time.sleep(min(timeout, 2.0))
+            return False
+        return wait_idle(procs.cgroups.pids, timeout)
 
     def alive(self) -> bool:
         import docker.errors

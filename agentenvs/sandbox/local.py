@@ -44,7 +44,7 @@ from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sw
 from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
 from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
-from agentenvs.sandbox.procs import proc_start_time
+from agentenvs.sandbox.procs import proc_start_time, wait_idle
 from agentenvs.sandbox.shell import PersistentShell
 from agentenvs.sandbox.state_checker import StateChecker
 
@@ -395,6 +395,10 @@ class LocalSandbox:
         on the host's read-only programs, which the agent could never write."""
         self.kill_all()
         return self
+
+    def wait_idle(self, timeout: float) -> bool:
+        self._check_open()
+        return wait_idle(self._res.pids, timeout)
 
     def alive(self) -> bool:
         return not self._closed

@@ -21,7 +21,7 @@ from agentenvs.sandbox.cgroups import Cgroups
 from agentenvs.sandbox.holder import NamespaceHolder
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_storage import unmount
-from agentenvs.sandbox.procs import kill_tree, proc_start_time, session_members, wait_gone
+from agentenvs.sandbox.procs import kill_tree, proc_descendants, proc_start_time, session_members, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
 from agentenvs.sandbox.state_checker import StateChecker
 
@@ -64,6 +64,14 @@ class LocalResources:
             kill_tree(proc.pid)
         if self.cgroups is not None:
             self.cgroups.kill_all()
+
+    def pids(self) -> list[int]:
+        """Host pids of the sandbox's processes: its cgroup's, else those of the namespace holder's
+        and the commands' trees."""
+        if self.cgroups is not None:
+            return self.cgroups.pids()
+        roots = [proc.pid for proc in self.procs] + ([self.holder.pid] if self.holder is not None else [])
+        return [pid for root in roots for pid in (root, *proc_descendants(root))]
 
     def session_members(self, sid: int) -> list[int]:
         """Live processes of session ``sid``, looked up in the sandbox's cgroup when there is one."""

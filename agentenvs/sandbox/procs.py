@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 
 def proc_children(pid: int) -> list[int]:
@@ -100,3 +100,48 @@ def wait_gone(pids: Sequence[int], timeout: float) -> None:
         if all((st := proc_stat(p)) is None or st[1] in "ZX" for p in pids):
             return
         time.sleep(0.01)
+
+
+def cpu_sample(pids: Iterable[int]) -> tuple[dict[int, int], bool]:
+    """User plus system CPU time, in clock ticks, of each process of ``pids`` still alive, and
+    whether any of them is running or waiting for the CPU or the disk (state R or D)."""
+    used: dict[int, int] = {}
+    running = False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(")") + 2 :].split()
+        used[pid] = int(fields[11]) + int(fields[12])
+        running = running or fields[0] in "RD"
+    return used, running
+
+
+def wait_idle(pids: Callable[[], Iterable[int]], timeout: float, window: float = 0.25, quiet_windows: int = 2) -> bool:
+    """Wait until no process ``pids()`` lists runs, waits for the CPU or the disk, or uses more
+    than a clock tick, for ``quiet_windows`` windows in a row (sampled every 50 ms); give up after
+    ``timeout`` seconds. Return whether they went idle.
+
+    For "the app has finished what it was doing" (a save, a render) where a fixed sleep is
+    either too long or, on a loaded machine, too short. The run state counts as well as the
+    CPU time because under load a busy process gets little CPU but stays runnable. A process
+    that appears mid-window counts with all its CPU time.
+    """
+    deadline = time.monotonic() + timeout
+    samples = max(1, round(window / 0.05))
+    before, _ = cpu_sample(pids())
+    quiet = 0
+    while quiet < quiet_windows:
+        busy = False
+        for _ in range(samples):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(window / samples)
+            after, running = cpu_sample(pids())
+            busy = busy or running
+        used = sum(ticks - before.get(pid, 0) for pid, ticks in after.items())
+        quiet = 0 if busy or used > 1 else quiet + 1
+        before = after
+    return True

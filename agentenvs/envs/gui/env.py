@@ -47,6 +47,9 @@ PROMPT = (
 )
 
 WAIT_SECONDS = 1.0
+#: At most this long for the desktop's apps to go idle: after the task's config steps (the agent's
+#: first keys reach a loaded app) and before the verifier reads their files.
+IDLE_TIMEOUT_S = 20.0
 
 
 class GuiEnv(AgentEnv):
@@ -126,6 +129,8 @@ class GuiEnv(AgentEnv):
                 desktop.close()
                 raise
             if not unshown:
+                # A window shows before its app has loaded the file: keys sent then are lost.
+                desktop.sandbox.wait_idle(timeout=IDLE_TIMEOUT_S)
                 return desktop
             desktop.close()
         raise SandboxError(f"the window of {', '.join(unshown)} did not show within 60 s on {attempts} fresh desktops")
@@ -222,9 +227,11 @@ class GuiEnv(AgentEnv):
         try:
             table = placeholders(self.width, self.height)
             self._osworld.run_steps(self.desktop.client, self._osworld.evaluator.get("postconfig", []), table)
-            self.desktop.client.call("settle", deadline=15, timeout=5.0)  # a save under load outlasts a fixed sleep
         except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
             note = f"postconfig did not run: {exc}"
+        # The apps finish what the agent (or the postconfig) asked last, a save above all: on a
+        # loaded machine that outlasts any fixed sleep, and the score must not depend on the load.
+        self.desktop.sandbox.wait_idle(timeout=IDLE_TIMEOUT_S)
         args = self._osworld.check_args()
         live = needs_live(args)
         if live:  # read before every process is killed: the tree and windows exist only while the apps run
