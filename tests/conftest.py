@@ -13,7 +13,6 @@ TERMINAL_IMAGE = "agentenvs/terminal:latest"
 os.environ.setdefault("COLUMNS", "200")
 
 
-
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
