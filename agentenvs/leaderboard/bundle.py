@@ -21,6 +21,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
 import tarfile
 import tempfile
@@ -152,7 +153,7 @@ def open_bundle(path: str | Path) -> Iterator[Path]:
     """The bundle's directory: ``path`` itself, or a ``.tar.gz`` unpacked into a temporary one."""
     path = Path(path)
     if path.is_dir():
-        yield path
+        yield _regular_only(path)
         return
     if not path.is_file() or not path.name.endswith(".tar.gz"):
         raise BundleError(f"{path}: not a bundle (a directory, or a .tar.gz made by `agentenvs leaderboard submit`)")
@@ -161,4 +162,19 @@ def open_bundle(path: str | Path) -> Iterator[Path]:
         found = [p.parent for p in Path(tmp).glob(f"*/{MANIFEST}")]
         if len(found) != 1:
             raise BundleError(f"{path}: expected one bundle directory with a {MANIFEST} inside")
-        yield found[0]
+        yield _regular_only(found[0])
+
+
+def _regular_only(root: Path) -> Path:
+    """``root``, if it holds only directories and regular files: a bundle is untrusted input, and a
+    link would have the verifier read (and hash) whatever it points at as if it were in the bundle."""
+    links = sorted(
+        str(Path(top, name).relative_to(root))
+        for top, dirs, files in os.walk(root)
+        for name in [*dirs, *files]
+        if Path(top, name).is_symlink()
+    )
+    if links:
+        shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        raise BundleError(f"{root}: a bundle holds regular files only, not symbolic links ({shown})")
+    return root

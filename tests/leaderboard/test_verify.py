@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from lbkit import MAX_STEPS, TASKS, TRIALS, edit_json, edit_lines, make_board, play
 
 from agentenvs.harness.rundir import RunDir
-from agentenvs.leaderboard import make_bundle, verify
+from agentenvs.leaderboard import BundleError, make_bundle, verify
+from agentenvs.leaderboard.bundle import read_manifest, seal
 from agentenvs.leaderboard.verdict import Verdict
 
 
@@ -50,8 +52,6 @@ def test_the_oracle_is_refused_by_name(boards):
 
 
 def test_an_edit_without_resealing_is_caught_by_the_file_hashes(boards, tmp_path):
-    import shutil
-
     root = tmp_path / "b"
     shutil.copytree(boards.random_bundle, root)
     edit_lines(root / "episodes.jsonl", lambda lines: [{**line, "score": 1.0, "success": True} for line in lines])
@@ -292,3 +292,20 @@ def test_paths_in_a_bundle_never_reach_outside_it(boards, tamper):
     assert any(t == record["task_id"] and m.startswith("observation hashes do not match") for t, m in messages)
     assert ("../../outside", "not a task x trial of this board") in messages
     assert not any(t == "../../outside" and m != "not a task x trial of this board" for t, m in messages)
+
+
+def test_a_symbolic_link_in_a_bundle_is_refused_not_followed(boards, tmp_path):
+    """A forger swaps a trajectory file for a link to a file of theirs elsewhere (sealed with its hash):
+    the verifier would read and hash the target as if it were in the bundle. A link is refused, whole."""
+    root = tmp_path / "linked"
+    shutil.copytree(boards.random_bundle, root)
+    record = json.loads((root / "episodes.jsonl").read_text().splitlines()[0])
+    steps = root / record["trajectory"] / "steps.jsonl"
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(steps.read_bytes())
+    steps.unlink()
+    steps.symlink_to(elsewhere)
+    seal(root, read_manifest(root))
+    with pytest.raises(BundleError, match="not symbolic links") as caught:
+        verify(root, boards.strict, replay=False)
+    assert str(steps.relative_to(root)) in str(caught.value)
