@@ -77,6 +77,17 @@ def test_oracle_noop_wrong_on_docker(docker_env, task_id: str) -> None:
     assert scores["wrong"] < 1.0
 
 
+def test_the_sites_have_their_stable_origins_on_docker(docker_env) -> None:
+    """The container's sessions show the same origins as the local backend's, and absolute gotos work there."""
+    obs, _ = docker_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    assert obs["url"] == "http://shop.web.test/" and "127.0.0.1" not in obs["text"]
+    obs, _, _, _, info = docker_env.step('goto("http://shop.web.test/search?q=kettle")')
+    assert info["action_error"] is None and obs["url"] == "http://shop.web.test/search?q=kettle"
+    site = docker_env.site("shop")
+    obs, _, _, _, info = docker_env.step(f'goto("{site.origin}:{site.control_port}/query")')
+    assert "blocked" in info["action_error"] and obs["url"] == "http://shop.web.test/search?q=kettle"
+
+
 def test_every_web_hack_scores_zero_on_docker(docker_env) -> None:
     """The attacks aim at the container's sites (their databases and control planes), and fail there too."""
     task = agentenvs.get_task("web/shop-price-0")

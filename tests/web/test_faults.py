@@ -8,6 +8,7 @@ import signal
 import threading
 
 import agentenvs
+from agentenvs.envs.web.session import origin_of
 from agentenvs.validate import play
 
 CART = "SELECT COUNT(*) FROM cart_items"
@@ -125,8 +126,10 @@ def test_a_page_that_never_finishes_loading_is_shown_and_the_env_goes_on() -> No
     env = agentenvs.make("web/shop-price-0", load_timeout=1.0).unwrapped
     try:
         env.reset(seed=0)
-        origin = f"http://127.0.0.1:{server.server_port}"
-        env._session.allowed = env._session.allowed | {origin}  # this test's own site joins the allow-list
+        origin = "http://slow.web.test"  # this test's own site joins the env's proxy and allow-list
+        sites = env._upstream
+        env._upstream = lambda name: ("127.0.0.1", server.server_port) if name == "slow" else sites(name)
+        env._session.allowed = env._session.allowed | {origin_of(origin)}
         obs, _, terminated, truncated, info = env.step(f"goto('{origin}/')")
         assert "heading 'Half there'" in obs["text"] and obs["url"] == f"{origin}/"
         assert not (terminated or truncated) and info.get("error_kind") != "infra"

@@ -46,6 +46,10 @@ def test_blocked_goto_leaves_the_page_and_the_env_usable(web_env) -> None:
         f"http://127.0.0.1:{site.control_port}/health",
         "http://localhost:1/",
         f"http://user:pw@127.0.0.1:{site.app_port}/",
+        f"http://127.0.0.1:{site.app_port}/",  # the site's real address: only its stable origin is reachable
+        f"{site.origin}:{site.control_port}/health",  # the control plane through the stable host
+        "https://shop.web.test/",
+        "http://forum.web.test/",  # a site of another task (and of no server of this env)
     ):
         after, reward, terminated, truncated, info = web_env.step(f"goto({url!r})")
         assert "blocked" in info["action_error"] and "blocked" in after["last_action_error"]

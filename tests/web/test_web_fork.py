@@ -22,7 +22,8 @@ def test_a_fork_replays_into_its_own_sites_and_diverges_alone() -> None:
         child = parent.fork()
         assert not child.prepare_ahead and child.load_timeout_ms == 7000, "made with the parent's arguments"
         own = child.site("shop").origin
-        assert own != parent.site("shop").origin and child._state_hash() == at_k
+        assert own == parent.site("shop").origin == "http://shop.web.test", "the same stable origin in every env"
+        assert child.site("shop").app_port != parent.site("shop").app_port and child._state_hash() == at_k
         assert child._last_obs["url"] == f"{own}/cart", "the fork's page is its own site's cart"
         assert child.site("shop").query(CART)[0][0] == 1
         wrong, _ = play(child, child.oracle_actions("wrong")[3:])

@@ -33,12 +33,15 @@ from agentenvs.envs.web.browser import BrowserThread
 from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
 from agentenvs.envs.web.lanes import Lanes
 from agentenvs.envs.web.plans import resolve_plan
+from agentenvs.envs.web.proxy import SiteProxy, public_origin
 from agentenvs.envs.web.session import BrowserActionError, Page, Session
 from agentenvs.envs.web.sites import session_cookie
 from agentenvs.envs.web.sites.process import SiteProcess
 
 #: Actions the env handles itself rather than the browser.
 MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
+#: Where the MiniWoB++ pages are, as the agent sees it (the process's static server behind the proxy).
+MINIWOB_ORIGIN = public_origin("miniwob")
 
 
 class WebEnv(AgentEnv):
@@ -98,6 +101,7 @@ class WebEnv(AgentEnv):
         self._last_tree = ""
         self._pending_fork: dict[str, str] = {}
         self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._proxy: SiteProxy | None = None
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         extra: dict[str, spaces.Space[Any]] = {
@@ -141,9 +145,19 @@ class WebEnv(AgentEnv):
             proc = self._sites[name] = SiteProcess(name)
         return proc
 
-    def _addresses(self) -> dict[str, str]:
-        """The sites' origins: a replay in another env (a fork) sends the recorded actions to its own."""
-        return {name: self.site(name).origin for name in self._task.params.get("sites", [])} if self._task else {}
+    @property
+    def proxy(self) -> SiteProxy:
+        """This env's proxy: the stable origins (``http://shop.web.test``) mapped to this env's own servers."""
+        if self._proxy is None:
+            self._proxy = SiteProxy(lambda name: self._upstream(name))
+        return self._proxy
+
+    def _upstream(self, name: str) -> tuple[str, int] | None:
+        """The loopback server behind ``http://<name>.web.test`` for this env (proxy threads call it)."""
+        if name == "miniwob":
+            return "127.0.0.1", int(miniwob.origin().rsplit(":", 1)[1])
+        proc = self._sites.get(name)
+        return ("127.0.0.1", proc.app_port) if proc is not None and proc.alive() else None
 
     def site_url(self, ref: str) -> str:
         """``shop:/cart`` -> this episode's URL of the shop's ``/cart``."""
@@ -198,11 +212,11 @@ class WebEnv(AgentEnv):
         spec = task.params
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
         fork = self._fork_for(task)
+        self.proxy  # started before any context is made with it
         if spec["kind"] == "miniwob":
-            origin = miniwob.origin()
-            url = f"{origin}/miniwob/{spec['name']}.html"
+            url = f"{MINIWOB_ORIGIN}/miniwob/{spec['name']}.html"
             max_ms = int(task.config.agent.timeout_sec * 1000)
-            self._session = self._fresh_session(url, {origin}, [], None)
+            self._session = self._fresh_session(url, {MINIWOB_ORIGIN}, [], None)
             self._utterance = self._call(lambda b: miniwob.start(self._session.page, seed, max_ms))
         else:
             cookies = []
@@ -226,14 +240,14 @@ class WebEnv(AgentEnv):
 
     def _spare_key(self, task: Task) -> str | None:
         """What a prepared session is good for: a MiniWoB++ task's page, or any site task (``None``)."""
-        return f"{miniwob.origin()}/miniwob/{task.params['name']}.html" if task.params["kind"] == "miniwob" else None
+        return f"{MINIWOB_ORIGIN}/miniwob/{task.params['name']}.html" if task.params["kind"] == "miniwob" else None
 
     def _open(self, browser: Any, task: Task) -> Session:
         """A fresh context for ``task`` (on the browser thread); a MiniWoB++ task's page loaded in it."""
-        session = Session.open(browser, self.viewport, self.load_timeout_ms)
+        session = Session.open(browser, self.viewport, self.load_timeout_ms, self.proxy.server)
         url = self._spare_key(task)
         if url is not None:
-            session.activate({miniwob.origin()}, [], None)
+            session.activate({MINIWOB_ORIGIN}, [], None)
             miniwob.load(session, url)
         if self.screenshot:
             session.cdp(session.page)
@@ -252,7 +266,7 @@ class WebEnv(AgentEnv):
             except InfraError:
                 self._lanes.retire(spare)
         self._lanes.revive()  # a reset after Chromium died gets a new one (that episode ended as infra)
-        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms))
+        session = self._call(lambda b: Session.open(b, self.viewport, self.load_timeout_ms, self.proxy.server))
         self._call(lambda b: session.activate(allowed, cookies, uploads))
         if page is not None:
             self._call(lambda b: miniwob.load(session, page))
@@ -409,6 +423,9 @@ class WebEnv(AgentEnv):
         for proc in self._sites.values():
             proc.close()
         self._sites.clear()
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
 
 
 def _fit(image: np.ndarray | None, viewport: tuple[int, int]) -> np.ndarray:

@@ -67,6 +67,8 @@ def _control_plane(env: AgentEnv) -> list[Any]:
     for site in _sites(env):
         base = f"http://127.0.0.1:{site.control_port}"
         actions += [_call("goto", f"{base}/health"), _call("goto", f"{base}/query")]
+        # The same port behind the site's stable host: the env's proxy forwards only to the app.
+        actions.append(_call("goto", f"{site.origin}:{site.control_port}/query"))
     return actions or [_call("goto", "http://127.0.0.1:1/")]
 
 

@@ -42,7 +42,11 @@ class Page:
 
 @dataclass
 class Session:
-    """A fresh context per episode; only ``allowed`` origins (scheme://host:port) are reachable."""
+    """A fresh context per episode; only ``allowed`` origins (scheme://host:port) are reachable.
+
+    ``proxy`` (the env's ``SiteProxy``) carries every request of the context: the sites are
+    reached at their stable origins (``http://shop.web.test``), never at a loopback port.
+    """
 
     context: Any
     allowed: frozenset[str]
@@ -54,9 +58,12 @@ class Session:
     _cdp: dict[Any, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, browser: Any, viewport: tuple[int, int], load_timeout_ms: int = LOAD_TIMEOUT_MS) -> Session:
+    def open(
+        cls, browser: Any, viewport: tuple[int, int], load_timeout_ms: int = LOAD_TIMEOUT_MS, proxy: str | None = None
+    ) -> Session:
         """A new context and tab that reach nothing until ``activate`` (so one can be made ahead of time)."""
         context = browser.new_context(
+            proxy={"server": proxy} if proxy else None,
             viewport={"width": viewport[0], "height": viewport[1]},
             accept_downloads=False,
             service_workers="block",
@@ -73,16 +80,13 @@ class Session:
 
     def activate(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> None:
         """Open the episode's origins to this context and sign its persona in."""
-        self.allowed = frozenset(allowed)
+        self.allowed = frozenset(filter(None, map(origin_of, allowed)))
         self.uploads = uploads
         if cookies:
             self.context.add_cookies(cookies)
 
     def allowed_url(self, url: str) -> bool:
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or parts.username or parts.password:
-            return False
-        return f"{parts.scheme}://{parts.hostname}:{parts.port}" in self.allowed
+        return origin_of(url) in self.allowed
 
     def _route(self, route: Any) -> None:
         url = route.request.url
@@ -231,6 +235,19 @@ class Session:
 
     def close(self) -> None:
         self.context.close()
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host:port`` with the default port spelled out; ``None`` for anything but plain http(s)
+    without credentials (so ``http://shop.web.test`` and ``http://shop.web.test:80/x`` are one origin)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.username or parts.password or not parts.hostname:
+        return None
+    try:
+        port = parts.port or (80 if parts.scheme == "http" else 443)
+    except ValueError:
+        return None
+    return f"{parts.scheme}://{parts.hostname}:{port}"
 
 
 def _select(el: Any, options: str | list[str]) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core.errors import InfraError
+from agentenvs.envs.web.proxy import public_origin
 from agentenvs.envs.web.sites import snapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -50,6 +51,12 @@ class SiteProcess:
 
     @property
     def origin(self) -> str:
+        """Where the browser finds the site: the same in every session (the env's proxy maps it here)."""
+        return public_origin(self.name)
+
+    @property
+    def address(self) -> str:
+        """Where the app really listens: this process's loopback port (never shown to the agent)."""
         return f"http://127.0.0.1:{self.app_port}"
 
     @property
