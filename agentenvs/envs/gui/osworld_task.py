@@ -6,7 +6,9 @@ arguments whose getters are data refs, read by the trusted checker after
 every agent process is gone: ``vm_file`` a path in the desktop (``multi``
 with ``gives``), ``list_directory`` a directory's names, ``cloud_file`` and
 ``cache_file`` the task's asset bytes (never the network), ``rule`` the
-literal. Anything else is refused when the task loads, naming what.
+literal, Chromium's profile getters (``bookmarks``, ``history``, the
+Preferences ones) the profile's files, read after the browser has stopped
+(``chrome.py``). Anything else is refused when the task loads, naming what.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core.errors import TaskFormatError
+from agentenvs.envs.gui import chrome
 from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.sandbox.daemon_client import DaemonClient
+from evaluators.osworld_chrome import GETTERS as CHROME_GETTERS
 
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"
@@ -31,7 +35,7 @@ COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
 #: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
 LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output")
 GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
-GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS}
+GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS, *CHROME_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
 
@@ -81,6 +85,8 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     for step in [*data.get("config", []), *evaluator.get("postconfig", [])]:
         if step.get("type") not in CONFIG_TYPES:
             found.append(f"config type {step.get('type')!r}")
+        if chrome.writes_upstream_profile(step):
+            found.append("config edits ~/.config/google-chrome (our Chromium's profile is ~/.config/chromium)")
         for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
             need(file["url"])
     if evaluator.get("func") == "infeasible":
@@ -144,7 +150,11 @@ class OSWorldTask:
         for step in substitute(steps, table):
             params = step.get("parameters", {})
             kind = step["type"]
-            if kind == "download":
+            if chrome.is_port_forward(step):
+                continue
+            if chrome.is_stop_chrome(step):
+                client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=30, timeout=20)
+            elif kind == "download":
                 for file in params["files"]:
                     data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
                     client.call("write", path=home_path(file["path"]), data_b64=data)
@@ -206,6 +216,8 @@ class OSWorldTask:
             return {"live": {"window": str(getter["app_class_name"])}}
         if kind == "vm_terminal_output":
             return {"live": {"terminal": True}}
+        if kind in CHROME_GETTERS:
+            return {"chrome": kind, "profile": chrome.PROFILE}
         if kind in ASSET_GETTERS:
             return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
@@ -240,6 +252,11 @@ def run_commands(
                 command = " ".join(command)
             stdout, stderr = run(command if spec["shell"] or isinstance(command, list) else shlex.split(command))
             ref["value"] = stderr if spec["stderr"] else stdout
+
+
+def needs_profile(args: dict[str, Any]) -> bool:
+    """Whether a getter reads Chromium's profile (the browser must stop first: it writes its files on exit)."""
+    return any("chrome" in ref for ref in _refs(args))
 
 
 def needs_live(args: dict[str, Any]) -> dict[str, bool]:
