@@ -116,3 +116,79 @@ def test_the_importer_sorts_chrome_tasks_by_what_they_need(tmp_path):
     args = OSWorldTask(path, None).check_args()
     assert args["metrics"][0]["result"] == {"chrome": "bookmarks", "profile": "/home/user/.config/chromium"}
     assert needs_profile(args)
+
+
+PAGE = "https://pages.example.invalid/chrome/{}.html"
+BOOKMARK = chrome_task(
+    "c1-bookmark",
+    rule(
+        "is_expected_bookmarks",
+        "bookmarks",
+        {"type": "bookmark_bar_websites_urls", "urls": ["file:///home/user/a.html"]},
+    ),  # fmt: skip
+    config=[
+        {"type": "download", "parameters": {"files": [{"url": PAGE.format(n), "path": f"{n}.html"} for n in "ab"]}},
+        {
+            "type": "launch",
+            "parameters": {"command": ["google-chrome", "--start-maximized", "file:///home/user/a.html"]},
+        },  # fmt: skip
+        FORWARD,
+        {"type": "sleep", "parameters": {"seconds": 2}},
+    ],
+    instruction="Bookmark the page Chromium shows (a.html) on the bookmarks bar.",
+)
+CLICK_PAGE = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 400]}}
+ACTIONS = {
+    # the bubble's folder box is on "Other bookmarks" in a new profile: Tab to it, Up to "Bookmarks bar", Tab twice to Done, Enter
+    "oracle": [
+        CLICK_PAGE,
+        "pyautogui.hotkey('ctrl', 'd')",
+        "WAIT",
+        "pyautogui.press(['tab', 'up', 'tab', 'tab'])",
+        "WAIT",
+        "pyautogui.press('enter')",
+        "WAIT",
+        "DONE",
+    ],
+    "noop": ["DONE"],
+    "wrong": [
+        "pyautogui.hotkey('ctrl', 'l')",
+        {"action_type": "TYPING", "text": "file:///home/user/b.html\n"},
+        "WAIT",
+        CLICK_PAGE,
+        "pyautogui.hotkey('ctrl', 'd')",
+        "WAIT",
+        "pyautogui.press(['tab', 'up', 'tab', 'tab'])",
+        "WAIT",
+        "pyautogui.press('enter')",
+        "WAIT",
+        "DONE",
+    ],
+}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["oracle", "noop", "wrong"])
+def test_a_bookmark_made_with_ctrl_d_is_read_from_the_profile_after_the_browser_stops(tmp_path, gui_image, variant):
+    import agentenvs
+    from agentenvs.envs.gui.importer import import_tree
+
+    src, assets = tmp_path / "src", tmp_path / "assets"
+    (src / "chrome").mkdir(parents=True)
+    (src / "chrome" / "c1.json").write_text(json.dumps(BOOKMARK))
+    for n in "ab":
+        page = assets / "pages.example.invalid" / "chrome" / f"{n}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"<html><head><title>Page {n}</title></head><body><h1>Page {n}</h1></body></html>")
+    [scan] = import_tree(src, tmp_path / "t", assets)
+    assert scan.status == "imported", scan.reasons
+    env = agentenvs.make(agentenvs.load_task(tmp_path / "t" / scan.task_id), screen_size=(800, 600))
+    try:
+        env.reset(seed=0)
+        info: dict = {}
+        for action in ACTIONS[variant]:
+            *_, info = env.step(action)
+    finally:
+        env.close()
+    assert info["score"] == (1.0 if variant == "oracle" else 0.0), info["verifier_detail"]
