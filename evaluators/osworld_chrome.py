@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import tempfile
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from evaluators import _state
 from evaluators.osworld import metric
@@ -219,3 +221,66 @@ def check_font_size(result: Any, rules: dict[str, Any]) -> float:
     if rules["type"] == "range":
         return float(rules["min"] < size < rules["max"])
     raise ValueError(f"check_font_size: unsupported rule type {rules['type']!r}")
+
+
+#: Second-level labels under a country code (``example.co.uk``): upstream's ``tldextract`` drops both as the suffix.
+_SECOND_LEVEL = {"co", "com", "org", "net", "gov", "ac", "edu"}
+
+
+def _same_url(a: Any, b: Any) -> bool:
+    """Upstream's ``compare_urls``: scheme, host without ``www.`` and without its public suffix, path (``/`` as
+    empty), query and fragment. The suffix is cut by rule (last label, two for ``co.uk``-like), not the
+    public suffix list, which the standard library lacks."""
+    if a is None or b is None:
+        return a == b
+
+    def norm(url: str) -> str:
+        url = url if re.match(r"^[a-zA-Z][a-zA-Z0-9+\-.]*://", url) else f"http://{url}"
+        parts = urlsplit(url)
+        labels = (parts.hostname or "").split(".")
+        cut = 2 if len(labels) > 2 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL else 1
+        labels = labels[:-cut] if len(labels) > cut else labels[:1] if labels != [""] else []
+        labels = labels[1:] if labels[:1] == ["www"] else labels
+        path = "" if parts.path == "/" else parts.path
+        return urlunsplit((parts.scheme.lower(), ".".join(labels), path, parts.query, parts.fragment))
+
+    return norm(str(a)) == norm(str(b))
+
+
+def _url(tab: Any) -> Any:
+    return tab.get("url") if isinstance(tab, dict) else tab
+
+
+@metric
+def is_expected_tabs(result: Any, rules: dict[str, Any]) -> float:
+    """As many tabs as expected URLs, each expected URL open (compared as upstream's ``compare_urls``)."""
+    if not result or rules.get("type") != "url":
+        return 0.0
+    urls = [_url(t) for t in result]
+    expected = rules["urls"]
+    return float(len(urls) == len(expected) and all(any(_same_url(e, u) for u in urls) for e in expected))
+
+
+@metric
+def is_expected_active_tab(result: Any, rules: dict[str, Any]) -> float:
+    """The active tab's URL is the expected one (``compare_urls``)."""
+    if not result or rules.get("type") != "url":
+        return 0.0
+    return float(_same_url(rules["url"], _url(result)))
+
+
+@metric
+def is_expected_active_tab_approximate(result: Any, rules: dict[str, Any]) -> float:
+    """The active tab's URL is the expected one, both without their query strings."""
+    if not result or rules.get("type") != "url" or not isinstance(_url(result), str):
+        return 0.0
+    return float(urlsplit(rules["url"])._replace(query="") == urlsplit(_url(result))._replace(query=""))
+
+
+@metric
+def is_expected_url_pattern_match(result: Any, rules: dict[str, Any]) -> float:
+    """Every regular expression in ``rules["expected"]`` is found in the active tab's URL."""
+    url = _url(result)
+    if not result or not isinstance(url, str):
+        return 0.0
+    return float(all(re.search(pattern, url) for pattern in rules["expected"]))

@@ -100,14 +100,13 @@ def test_the_importer_sorts_chrome_tasks_by_what_they_need(tmp_path):
     scan = classify("chrome", online, none)
     assert (scan.status, scan.reasons) == ("network", ["network: host shop.example.com"])
     apt = {"type": "execute", "parameters": {"command": "echo p | sudo -S apt install jq -y", "shell": True}}
-    live = chrome_task(
-        "l", rule("is_expected_active_tab", "active_tab_info", {"type": "url", "url": "x"}), config=[apt]
-    )
+    live = chrome_task("l", rule("is_expected_active_tab", "url_dashPart", {"type": "url", "url": "x"}), config=[apt])
     scan = classify("chrome", live, none)
-    assert scan.status == "network" and scan.reasons[0] == "network: apt"
-    assert "also getter 'active_tab_info'" in scan.reasons
-    offline = chrome_task("o", rule("is_expected_active_tab", "active_tab_info", {"type": "url", "url": "x"}))
-    assert classify("chrome", offline, none).reasons == ["metric 'is_expected_active_tab'", "getter 'active_tab_info'"]
+    assert scan.reasons == ["network: apt", "also getter 'url_dashPart'"] and scan.status == "network"
+    offline = chrome_task("o", rule("is_expected_active_tab", "url_dashPart", {"type": "url", "url": "x"}))
+    assert classify("chrome", offline, none).reasons == ["getter 'url_dashPart'"]
+    tabs_task = chrome_task("t", rule("is_expected_active_tab", "active_tab_info", {"type": "url", "url": "x"}))
+    assert classify("chrome", tabs_task, none).status == "imported"
     edit = {"type": "execute", "parameters": {"command": "echo {} > ~/.config/google-chrome/Default/Preferences", "shell": True}}  # fmt: skip
     edits = chrome_task("e", rule("exact_match", "profile_name", {"expected": "x"}), config=[edit, LAUNCH])
     assert classify("chrome", edits, none).reasons == ["config edits ~/.config/google-chrome (our Chromium's profile is ~/.config/chromium)"]  # fmt: skip
@@ -167,17 +166,57 @@ ACTIONS = {
 }
 
 
-@pytest.mark.docker
-@pytest.mark.slow
-@pytest.mark.parametrize("variant", ["oracle", "noop", "wrong"])
-def test_a_bookmark_made_with_ctrl_d_is_read_from_the_profile_after_the_browser_stops(tmp_path, gui_image, variant):
+FILE = "file:///home/user/{}.html"
+TABS = chrome_task(
+    "c2-tabs",
+    {
+        "func": ["is_expected_tabs", "is_expected_active_tab"],
+        "result": [{"type": "open_tabs_info"}, {"type": "active_tab_info"}],
+        "expected": [
+            {"type": "rule", "rules": {"type": "url", "urls": [FILE.format(n) for n in "abc"]}},
+            {"type": "rule", "rules": {"type": "url", "url": FILE.format("c")}},
+        ],
+    },
+    config=[
+        {"type": "download", "parameters": {"files": [{"url": PAGE.format(n), "path": f"{n}.html"} for n in "abc"]}},
+        {
+            "type": "launch",
+            "parameters": {
+                "command": ["google-chrome", "--remote-debugging-port=1337", "--start-maximized", FILE.format("a")]
+            },
+        },  # fmt: skip
+        FORWARD,
+        {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [FILE.format("b")]}},
+    ],
+    instruction="Keep the open tabs and open file:///home/user/c.html in a new tab.",
+)
+TAB_ACTIONS = {
+    "oracle": [
+        "pyautogui.hotkey('ctrl', 't')",
+        "WAIT",
+        {"action_type": "TYPING", "text": FILE.format("c") + "\n"},
+        "WAIT",
+        "DONE",
+    ],  # fmt: skip
+    "noop": ["DONE"],
+    "wrong": [
+        "pyautogui.hotkey('ctrl', 'l')",
+        {"action_type": "TYPING", "text": FILE.format("c") + "\n"},
+        "WAIT",
+        "DONE",
+    ],  # fmt: skip
+}
+
+
+def run_chrome_task(tmp_path: Path, data: dict, actions: list) -> dict:
+    """Import ``data`` with its local pages as assets, play ``actions`` on a desktop, return the last info."""
     import agentenvs
     from agentenvs.envs.gui.importer import import_tree
 
     src, assets = tmp_path / "src", tmp_path / "assets"
     (src / "chrome").mkdir(parents=True)
-    (src / "chrome" / "c1.json").write_text(json.dumps(BOOKMARK))
-    for n in "ab":
+    (src / "chrome" / "c.json").write_text(json.dumps(data))
+    for n in "abc":
         page = assets / "pages.example.invalid" / "chrome" / f"{n}.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(f"<html><head><title>Page {n}</title></head><body><h1>Page {n}</h1></body></html>")
@@ -187,8 +226,91 @@ def test_a_bookmark_made_with_ctrl_d_is_read_from_the_profile_after_the_browser_
     try:
         env.reset(seed=0)
         info: dict = {}
-        for action in ACTIONS[variant]:
+        for action in actions:
             *_, info = env.step(action)
     finally:
         env.close()
+    return info
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["oracle", "noop", "wrong"])
+def test_a_bookmark_made_with_ctrl_d_is_read_from_the_profile_after_the_browser_stops(tmp_path, gui_image, variant):
+    info = run_chrome_task(tmp_path, BOOKMARK, ACTIONS[variant])
     assert info["score"] == (1.0 if variant == "oracle" else 0.0), info["verifier_detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["oracle", "noop", "wrong"])
+def test_open_tabs_are_read_by_the_probe_from_chromiums_devtools_port(tmp_path, gui_image, variant):
+    """A new tab by Ctrl+T scores 1; a no-op (two tabs) and replacing the active tab's page (two tabs) 0."""
+    info = run_chrome_task(tmp_path, TABS, TAB_ACTIONS[variant])
+    assert info["score"] == (1.0 if variant == "oracle" else 0.0), info["verifier_detail"]
+
+
+def test_tab_getters_become_the_probes_tabs_and_their_metrics_score_as_upstream():
+    from agentenvs.envs.gui.osworld_task import fill_live, needs_live
+
+    parse = {"type": "active_tab_url_parse", "parse_keys": ["q", "from"], "replace": {"from": "origin"}}
+    evaluator = {
+        "func": [
+            "is_expected_tabs",
+            "is_expected_active_tab",
+            "check_direct_json_object",
+            "is_expected_url_pattern_match",
+        ],  # fmt: skip
+        "result": [
+            {"type": "open_tabs_info"},
+            {"type": "active_tab_info"},
+            parse,
+            {"type": "active_url_from_accessTree"},
+        ],  # fmt: skip
+        "expected": [
+            {
+                "type": "rule",
+                "rules": {
+                    "type": "url",
+                    "urls": ["https://www.shop.example.com/?q=tea&from=NYC", "https://b.example.org/x"],
+                },
+            },  # fmt: skip
+            # upstream's compare_urls drops www. and the public suffix: .net matches .com
+            {"type": "rule", "rules": {"type": "url", "url": "https://shop.example.net/?q=tea&from=NYC"}},
+            {"type": "rule", "rules": {"expected": {"q": "tea", "origin": "NYC"}}},
+            {"type": "rule", "rules": {"expected": [r"q=tea", r"^https://"]}},
+        ],
+    }
+    loaded = OSWorldTask.__new__(OSWorldTask)  # the evaluator only
+    loaded.data = chrome_task("t", evaluator)
+    args = loaded.check_args()
+    assert needs_live(args)["tabs"] == 1337
+    tabs = [{"title": "Shop", "url": "https://shop.example.com/?q=tea&from=NYC"}, {"title": "B", "url": "https://b.example.co.uk/x"}]  # fmt: skip
+    fill_live(args, {"tabs": tabs})
+    assert [m["result"]["value"] for m in args["metrics"]][1:3] == [tabs[0], {"q": "tea", "origin": "NYC"}]
+    assert run_check("osworld", args)["score"] == 1.0
+    for value in ([tabs[1], tabs[0]], tabs[:1], [{"title": "", "url": "https://shop.example.com/?q=tea"}, tabs[1]]):
+        args = loaded.check_args()  # another tab active, one tab closed, the query changed
+        fill_live(args, {"tabs": value})
+        assert run_check("osworld", args)["score"] == 0.0, value
+    args = loaded.check_args()
+    fill_live(args, {"tabs": None})  # the probe read nothing: every tab getter None, scored 0
+    assert run_check("osworld", args)["score"] == 0.0
+
+
+def test_the_probe_asks_only_a_port_chromium_holds(tmp_path):
+    """A server that is not Chromium (the agent's, say) on the DevTools port is not read."""
+    import http.server
+    import threading
+
+    from agentenvs.envs.gui.guest import probe
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        assert probe._listener(port) is not None  # it is found listening ...
+        assert probe.tabs(port) is None  # ... and refused: its process is not /usr/lib/chromium/chromium
+    finally:
+        server.shutdown()
+    assert probe.tabs(port) is None  # nothing listens

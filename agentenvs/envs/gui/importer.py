@@ -29,7 +29,7 @@ Status = Literal["imported", "assets", "network", "unsupported"]
 #: Apps the desktop image does not ship (``related_apps`` as upstream spells them).
 MISSING_APPS = {"gimp", "vlc", "vs_code", "vscode", "thunderbird", "nautilus"}
 #: Steps and getters that reach live websites or accounts.
-NETWORK = {"chrome_open_tabs", "googledrive", "login", "proxy", *chrome.SITE_GETTERS}
+NETWORK = {"googledrive", "login", "proxy", *chrome.SITE_GETTERS}
 
 
 @dataclass
@@ -60,7 +60,7 @@ def classify(domain: str, data: dict[str, Any], assets: AssetIndex) -> Scan:
     for key in ("result", "expected"):
         types |= {g.get("type") for g in listed(data.get("evaluator", {}).get(key)) if isinstance(g, dict)}
     network = sorted({n for step in steps for n in chrome.network_needs(step)})
-    network += sorted(str(t) for t in types if t in NETWORK and t != "chrome_open_tabs")
+    network += sorted(str(t) for t in types if t in NETWORK)
     network += ["proxy: true"] if data.get("proxy") else []
     apps = sorted({str(a).lower() for a in data.get("related_apps", [])} & MISSING_APPS)
     hard = [r for r in found if not r.startswith("asset")] + [f"app {a!r}" for a in apps]

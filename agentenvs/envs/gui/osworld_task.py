@@ -31,9 +31,10 @@ from evaluators.osworld_chrome import GETTERS as CHROME_GETTERS
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
+CONFIG_TYPES |= {"chrome_open_tabs"}
 COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
 #: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
-LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output")
+LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output", *chrome.TAB_GETTERS)
 GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
 GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS, *CHROME_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
@@ -172,6 +173,8 @@ class OSWorldTask:
                 time.sleep(min(float(params.get("seconds", 1)), MAX_SLEEP))
             elif kind in ("activate_window", "close_window"):
                 client.call(kind, **params)
+            elif kind == "chrome_open_tabs":
+                chrome.open_tabs(client, [str(u) for u in params.get("urls_to_open", [])])
         return unshown
 
     # -- the evaluator as check arguments ------------------------------------------------
@@ -216,6 +219,8 @@ class OSWorldTask:
             return {"live": {"window": str(getter["app_class_name"])}}
         if kind == "vm_terminal_output":
             return {"live": {"terminal": True}}
+        if kind in chrome.TAB_GETTERS:
+            return {"live": {"tabs": kind, "getter": getter}}
         if kind in CHROME_GETTERS:
             return {"chrome": kind, "profile": chrome.PROFILE}
         if kind in ASSET_GETTERS:
@@ -259,13 +264,17 @@ def needs_profile(args: dict[str, Any]) -> bool:
     return any("chrome" in ref for ref in _refs(args))
 
 
-def needs_live(args: dict[str, Any]) -> dict[str, bool]:
-    """What the live getters need the probe to read: ``{"a11y": ..., "windows": ..., "terminal": ...}`` (empty: none)."""
+def needs_live(args: dict[str, Any]) -> dict[str, Any]:
+    """What the live getters need the probe to read: ``{"a11y", "windows", "terminal"}`` flags, and ``tabs`` the
+    DevTools port when a getter reads Chromium's tabs (empty: none)."""
     live = [ref["live"] for ref in _refs(args) if "live" in ref]
     if not live:
         return {}
     kinds = {"a11y": "a11y", "windows": "window", "terminal": "terminal"}
-    return {want: any(key in x for x in live) for want, key in kinds.items()}
+    want: dict[str, Any] = {want: any(key in x for x in live) for want, key in kinds.items()}
+    if any("tabs" in x for x in live):
+        want["tabs"] = chrome.DEVTOOLS_PORT
+    return want
 
 
 def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
@@ -277,6 +286,9 @@ def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
     for ref in _refs(args):
         spec = ref.pop("live", None)
         if spec is None:
+            continue
+        if "tabs" in spec:
+            ref["value"] = chrome.tab_value(spec["tabs"], spec["getter"], seen.get("tabs"))
             continue
         if "a11y" in spec or "terminal" in spec:
             ref["value"] = seen.get("a11y" if "a11y" in spec else "terminal")
