@@ -109,7 +109,7 @@ def test_the_importer_sorts_chrome_tasks_by_what_they_need(tmp_path):
     assert classify("chrome", tabs_task, none).status == "imported"
     edit = {"type": "execute", "parameters": {"command": "echo {} > ~/.config/google-chrome/Default/Preferences", "shell": True}}  # fmt: skip
     edits = chrome_task("e", rule("exact_match", "profile_name", {"expected": "x"}), config=[edit, LAUNCH])
-    assert classify("chrome", edits, none).reasons == ["config edits ~/.config/google-chrome (our Chromium's profile is ~/.config/chromium)"]  # fmt: skip
+    assert classify("chrome", edits, none).status == "imported"
     path = tmp_path / "t.json"
     path.write_text(json.dumps(bookmarks))
     args = OSWorldTask(path, None).check_args()
@@ -250,6 +250,29 @@ def test_open_tabs_are_read_by_the_probe_from_chromiums_devtools_port(tmp_path, 
     assert info["score"] == (1.0 if variant == "oracle" else 0.0), info["verifier_detail"]
 
 
+def test_chrome_steps_become_what_they_mean_on_our_chromium(tmp_path):
+    """socat's port forward is skipped, ``pkill chrome`` stops Chromium, upstream's profile path is linked to ours."""
+    from agentenvs.envs.gui import chrome
+
+    calls: list[tuple[str, dict]] = []
+
+    class Client:
+        def call(self, op: str, **kw):
+            calls.append((op, kw))
+            return {"returncode": 0}, b""
+
+    edit = {"type": "execute", "parameters": {"command": "echo {} > ~/.config/google-chrome/Default/Preferences", "shell": True}}  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(chrome_task("s", rule("exact_match", "profile_name", {"expected": "x"}))))
+    OSWorldTask(path, None).run_steps(Client(), [edit, LAUNCH, FORWARD, STOP], {})  # type: ignore[arg-type]
+    assert [(op, kw.get("command")) for op, kw in calls] == [
+        ("run", chrome.LINK_PROFILE),
+        ("run", edit["parameters"]["command"]),
+        ("launch", LAUNCH["parameters"]["command"]),
+        ("run", chrome.STOP_BROWSER),
+    ]
+
+
 def test_tab_getters_become_the_probes_tabs_and_their_metrics_score_as_upstream():
     from agentenvs.envs.gui.osworld_task import fill_live, needs_live
 
@@ -314,3 +337,32 @@ def test_the_probe_asks_only_a_port_chromium_holds(tmp_path):
     finally:
         server.shutdown()
     assert probe.tabs(port) is None  # nothing listens
+
+
+SEEDED = chrome_task(
+    "c3-seeded",
+    rule("exact_match", "enable_do_not_track", {"expected": "true"}),
+    config=[
+        {
+            "type": "execute",
+            "parameters": {
+                "command": "mkdir -p ~/.config/google-chrome/Default && echo '{\"enable_do_not_track\": true}' > ~/.config/google-chrome/Default/Preferences",
+                "shell": True,
+            },
+        },  # fmt: skip
+        LAUNCH,
+        FORWARD,
+        STOP,
+        LAUNCH,
+        {"type": "sleep", "parameters": {"seconds": 1}},
+    ],
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_preferences_written_at_upstreams_path_are_what_chromium_reads_and_keeps(tmp_path, gui_image):
+    """The config edits ~/.config/google-chrome (linked to our profile), Chromium starts, stops, starts again;
+    the verifier stops it and reads the setting back (without the link Chromium never sees it: "false", 0)."""
+    info = run_chrome_task(tmp_path, SEEDED, ["DONE"])
+    assert info["score"] == 1.0, info["verifier_detail"]

@@ -26,8 +26,11 @@ from agentenvs.sandbox.daemon_client import DaemonClient
 
 #: The desktop user's Chromium profile (``scripts/gui/chromium``'s ``--user-data-dir``).
 PROFILE = "/home/user/.config/chromium"
-#: Upstream's profile directory: a config step that writes there is not read by our Chromium.
+#: Upstream's profile directory: a step that edits it gets it as a link to ours (``LINK_PROFILE``) first.
 UPSTREAM_PROFILE = ".config/google-chrome"
+LINK_PROFILE = (
+    "mkdir -p ~/.config/chromium && { [ -e ~/.config/google-chrome ] || ln -s chromium ~/.config/google-chrome; }"
+)
 #: Stop the browser gracefully (it saves bookmarks, history and preferences), bounded at 10 s, then kill it.
 STOP_BROWSER = (
     "pkill -TERM -x chromium; for i in $(seq 50); do pgrep -x chromium >/dev/null || exit 0; sleep 0.2; done;"
@@ -85,7 +88,7 @@ def network_needs(step: dict[str, Any]) -> list[str]:
 
 
 def writes_upstream_profile(step: dict[str, Any]) -> bool:
-    """A step that edits ``~/.config/google-chrome``, which our Chromium (profile ``~/.config/chromium``) never reads."""
+    """A step that edits ``~/.config/google-chrome``: upstream's profile, ours is ``~/.config/chromium``."""
     command = step.get("parameters", {}).get("command")
     text = " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
     return UPSTREAM_PROFILE in text

@@ -86,8 +86,6 @@ def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     for step in [*data.get("config", []), *evaluator.get("postconfig", [])]:
         if step.get("type") not in CONFIG_TYPES:
             found.append(f"config type {step.get('type')!r}")
-        if chrome.writes_upstream_profile(step):
-            found.append("config edits ~/.config/google-chrome (our Chromium's profile is ~/.config/chromium)")
         for file in step.get("parameters", {}).get("files", []) if step.get("type") == "download" else []:
             need(file["url"])
     if evaluator.get("func") == "infeasible":
@@ -153,6 +151,8 @@ class OSWorldTask:
             kind = step["type"]
             if chrome.is_port_forward(step):
                 continue
+            if chrome.writes_upstream_profile(step):  # upstream's profile path, made ours before the step edits it
+                client.call("run", command=chrome.LINK_PROFILE, shell=True, deadline=30, timeout=20)
             if chrome.is_stop_chrome(step):
                 client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=30, timeout=20)
             elif kind == "download":
