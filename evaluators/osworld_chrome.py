@@ -108,7 +108,10 @@ def _from_preferences(getter: str, prefs: Any) -> Any:
     if getter == "new_startup_page":
         return "true" if "session" not in prefs or prefs["session"].get("restore_on_startup") == 5 else "false"
     if getter == "data_delete_automacally":
-        return "true" if prefs.get("profile", {}).get("default_content_setting_values") is not None else "false"
+        # upstream: the key exists; this Chromium writes it in every new profile, so we ask what the setting
+        # ("delete site data when all windows close") writes: cookies allowed for the session only (4)
+        values = prefs.get("profile", {}).get("default_content_setting_values")
+        return "true" if isinstance(values, dict) and values.get("cookies") == 4 else "false"
     if getter == "chrome_appearance_mode_ui":
         return _color_scheme(prefs)
     settings = prefs.get("extensions", {}).get("settings", {})

@@ -65,6 +65,13 @@ def test_profile_getters_read_the_profiles_files(profile):
     assert score(profile, "exact_match", "enable_safe_browsing", {"expected": "false"}) == 1.0
     assert score(profile, "exact_match", "new_startup_page", {"expected": "true"}) == 1.0
     assert score(profile, "exact_match", "data_delete_automacally", {"expected": "true"}) == 0.0
+    prefs = json.loads((profile / "Default/Preferences").read_text())
+    prefs["profile"]["default_content_setting_values"] = {"has_migrated_local_network_access": True}  # a new profile
+    (profile / "Default/Preferences").write_text(json.dumps(prefs))
+    assert score(profile, "exact_match", "data_delete_automacally", {"expected": "false"}) == 1.0
+    prefs["profile"]["default_content_setting_values"]["cookies"] = 4  # delete site data on close
+    (profile / "Default/Preferences").write_text(json.dumps(prefs))
+    assert score(profile, "exact_match", "data_delete_automacally", {"expected": "true"}) == 1.0
     assert score(profile, "match_in_list", "chrome_appearance_mode_ui", {"expected": ["dark"]}) == 1.0
     assert score(profile, "exact_match", "chrome_language", {"expected": "de"}) == 1.0
     assert score(profile, "check_font_size", "chrome_font_size", {"type": "value", "value": 20}) == 1.0
