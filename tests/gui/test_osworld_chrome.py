@@ -373,3 +373,31 @@ def test_preferences_written_at_upstreams_path_are_what_chromium_reads_and_keeps
     the verifier stops it and reads the setting back (without the link Chromium never sees it: "false", 0)."""
     info = run_chrome_task(tmp_path, SEEDED, ["DONE"])
     assert info["score"] == 1.0, info["verifier_detail"]
+
+
+FONT = chrome_task(
+    "c4-font",
+    rule("check_font_size", "chrome_font_size", {"type": "value", "value": 20}),
+    config=[
+        {"type": "launch", "parameters": {"command": ["google-chrome", "--start-maximized"]}},
+        {"type": "sleep", "parameters": {"seconds": 1}},
+    ],
+    instruction="Set Chromium's font size to 20.",
+)
+FONT_OPEN = ["pyautogui.hotkey('ctrl', 'l')", {"action_type": "TYPING", "text": "chrome://settings/fonts\n"}]
+FONT_OPEN += ["WAIT"] * 5  # the settings page takes seconds to draw on a loaded machine
+KNOB = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [577, 240]}}  # 16 at 800x600
+FONT_ACTIONS = {
+    "oracle": [*FONT_OPEN, KNOB, "pyautogui.press(['right', 'right', 'right'])", "WAIT", "DONE"],  # 17, 18, 20
+    "noop": ["DONE"],
+    "wrong": [*FONT_OPEN, KNOB, "pyautogui.press('right')", "WAIT", "DONE"],  # 17
+}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["oracle", "noop", "wrong"])
+def test_a_font_size_set_on_the_settings_page_is_read_from_preferences(tmp_path, gui_image, variant):
+    """The slider moved to 20 scores 1; untouched (16) and one step (17) score 0."""
+    info = run_chrome_task(tmp_path, FONT, FONT_ACTIONS[variant])
+    assert info["score"] == (1.0 if variant == "oracle" else 0.0), info["verifier_detail"]
