@@ -31,10 +31,12 @@ UPSTREAM_PROFILE = ".config/google-chrome"
 LINK_PROFILE = (
     "mkdir -p ~/.config/chromium && { [ -e ~/.config/google-chrome ] || ln -s chromium ~/.config/google-chrome; }"
 )
-#: Stop the browser gracefully (it saves bookmarks, history and preferences), bounded at 10 s, then kill it.
+#: Stop the browser as a person would, by closing its windows: it then writes what it holds back (a
+#: bookmark moved in the last 2.5 s is lost on SIGTERM, measured). Bounded: SIGTERM after 10 s, SIGKILL after 15.
 STOP_BROWSER = (
-    "pkill -TERM -x chromium; for i in $(seq 50); do pgrep -x chromium >/dev/null || exit 0; sleep 0.2; done;"
-    " pkill -KILL -x chromium; exit 0"
+    "for w in $(wmctrl -lx | awk '/[.]Chromium / {print $1}'); do wmctrl -ic $w; done;"
+    " for i in $(seq 50); do pgrep -x chromium >/dev/null || exit 0; sleep 0.2; done; pkill -TERM -x chromium;"
+    " for i in $(seq 25); do pgrep -x chromium >/dev/null || exit 0; sleep 0.2; done; pkill -KILL -x chromium; exit 0"
 )
 #: Upstream's DevTools port (its tasks launch ``google-chrome --remote-debugging-port=1337``).
 DEVTOOLS_PORT = 1337

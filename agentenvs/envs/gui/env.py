@@ -238,7 +238,9 @@ class GuiEnv(AgentEnv):
         if live:  # read before every process is killed: the tree and windows exist only while the apps run
             fill_live(args, self.desktop.probe(live))
         if needs_profile(args):  # from outside the agent's reach; Chromium saves its profile as it exits
-            self.desktop.sandbox.exec(["sh", "-c", chrome.STOP_BROWSER], timeout=30)
+            self.desktop.sandbox.exec(
+                ["sh", "-c", chrome.STOP_BROWSER], timeout=40, user=USER, env=self.desktop.session_env
+            )
         if needs_commands(args):
             return self._verify_sealed(args, note)
         self.desktop.sandbox.kill_all()

@@ -154,7 +154,7 @@ class OSWorldTask:
             if chrome.writes_upstream_profile(step):  # upstream's profile path, made ours before the step edits it
                 client.call("run", command=chrome.LINK_PROFILE, shell=True, deadline=30, timeout=20)
             if chrome.is_stop_chrome(step):
-                client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=30, timeout=20)
+                client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=40, timeout=30)
             elif kind == "download":
                 for file in params["files"]:
                     data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
