@@ -19,6 +19,7 @@ from evaluators import (  # noqa: F401 - registers the checkers
     data,
     files,
     osworld,
+    osworld_chrome,
     osworld_docs,
     osworld_files,
     osworld_impress,

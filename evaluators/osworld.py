@@ -221,13 +221,19 @@ def _resolve(ref: Any) -> Any:
         return [_resolve(item) for item in ref["list"]]
     if "value" in ref:
         return ref["value"]
+    if "chrome" in ref:
+        from evaluators.osworld_chrome import profile_value
+
+        return profile_value(str(ref["chrome"]), str(ref["profile"]))
     if "last_row" in ref:
         data = _resolve({"file": ref["last_row"]})
         try:
             return last_row(data) if data is not None else None
         except (OfficeError, KeyError, ValueError, IndexError):
             return None
-    raise ArgumentError(f"a getter ref needs file, listdir, list, data_b64, last_row or value, got {sorted(ref)}")
+    raise ArgumentError(
+        f"a getter ref needs file, listdir, list, data_b64, last_row, chrome or value, got {sorted(ref)}"
+    )
 
 
 def last_row(data: bytes) -> list[str] | None:

@@ -81,8 +81,8 @@ class Desktop:
             "USER": USER,
         }
 
-    def probe(self, want: dict[str, bool], timeout: float = 30.0) -> dict[str, Any]:
-        """The verifier's look at the live desktop (``guest/probe.py``): accessibility tree and window sizes.
+    def probe(self, want: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        """The verifier's look at the live desktop (``guest/probe.py``): accessibility tree, windows, terminal, tabs.
 
         Every process of the agent's user is killed first, so no agent code runs
         while the desktop is read; the probe is a new process from the read-only

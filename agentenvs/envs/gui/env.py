@@ -25,7 +25,7 @@ from agentenvs.core.env import AgentEnv, StepOutcome
 from agentenvs.core.errors import ActionError, AgentFault, SandboxError, TaskFormatError
 from agentenvs.core.hacks import Hack
 from agentenvs.core.task import CheckSpec, Task
-from agentenvs.envs.gui import actions, observe
+from agentenvs.envs.gui import actions, chrome, observe
 from agentenvs.envs.gui.desktop import HOME, USER, Desktop
 from agentenvs.envs.gui.hacks import GUI_HACKS
 from agentenvs.envs.gui.osworld_task import (
@@ -33,6 +33,7 @@ from agentenvs.envs.gui.osworld_task import (
     fill_live,
     needs_commands,
     needs_live,
+    needs_profile,
     placeholders,
     run_commands,
 )
@@ -236,6 +237,10 @@ class GuiEnv(AgentEnv):
         live = needs_live(args)
         if live:  # read before every process is killed: the tree and windows exist only while the apps run
             fill_live(args, self.desktop.probe(live))
+        if needs_profile(args):  # from outside the agent's reach; Chromium saves its profile as it exits
+            self.desktop.sandbox.exec(
+                ["sh", "-c", chrome.STOP_BROWSER], timeout=40, user=USER, env=self.desktop.session_env
+            )
         if needs_commands(args):
             return self._verify_sealed(args, note)
         self.desktop.sandbox.kill_all()

@@ -6,7 +6,10 @@ it, the instruction, and the assets its URLs need, stored under their URL's
 path so that a name reused upstream cannot pick the wrong file. A task that
 needs what we lack is not written; ``scan`` says why, and ``coverage`` sums
 it up: imported, lacking only assets (which URLs), needing the network at
-run time, or stopped by an unsupported getter, metric, config type or app.
+run time (naming the hosts, or ``apt``), or stopped by an unsupported
+getter, metric, config type or app. A task that needs the network is
+counted there even when it also needs something we lack, listed after its
+hosts ("also ...").
 """
 
 from __future__ import annotations
@@ -18,14 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentenvs.envs.gui import chrome
 from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.envs.gui.osworld_task import ASSET_GETTERS, listed, problems
 
 Status = Literal["imported", "assets", "network", "unsupported"]
 #: Apps the desktop image does not ship (``related_apps`` as upstream spells them).
-MISSING_APPS = {"chrome", "google chrome", "gimp", "vlc", "vs_code", "vscode", "thunderbird", "nautilus"}
+MISSING_APPS = {"gimp", "vlc", "vs_code", "vscode", "thunderbird", "nautilus"}
 #: Steps and getters that reach live websites or accounts.
-NETWORK = {"chrome_open_tabs", "googledrive", "login", "proxy", "info_from_website", "googledrive_file", "page_info"}
+NETWORK = {"googledrive", "login", "proxy", *chrome.SITE_GETTERS}
 
 
 @dataclass
@@ -51,17 +55,20 @@ def examples(src: Path) -> list[tuple[str, Path]]:
 def classify(domain: str, data: dict[str, Any], assets: AssetIndex) -> Scan:
     uuid = str(data.get("id") or "")
     found = problems(data, assets)
-    types = {s.get("type") for s in [*data.get("config", []), *data.get("evaluator", {}).get("postconfig", [])]}
+    steps = [*data.get("config", []), *data.get("evaluator", {}).get("postconfig", [])]
+    types = {s.get("type") for s in steps}
     for key in ("result", "expected"):
         types |= {g.get("type") for g in listed(data.get("evaluator", {}).get(key)) if isinstance(g, dict)}
-    network = sorted(t for t in types if t in NETWORK) + (["proxy: true"] if data.get("proxy") else [])
+    network = sorted({n for step in steps for n in chrome.network_needs(step)})
+    network += sorted(str(t) for t in types if t in NETWORK)
+    network += ["proxy: true"] if data.get("proxy") else []
     apps = sorted({str(a).lower() for a in data.get("related_apps", [])} & MISSING_APPS)
     hard = [r for r in found if not r.startswith("asset")] + [f"app {a!r}" for a in apps]
-    hard = [r for r in hard if not any(n in r for n in NETWORK)]
+    hard = [r for r in hard if not any(repr(n) in r for n in NETWORK)]
+    if network:
+        return Scan(domain, uuid, "network", [f"network: {n}" for n in network] + [f"also {r}" for r in hard])
     if hard:
         return Scan(domain, uuid, "unsupported", hard)
-    if network:
-        return Scan(domain, uuid, "network", [f"network: {n}" for n in network])
     if found:
         return Scan(domain, uuid, "assets", found)
     return Scan(domain, uuid, "imported")

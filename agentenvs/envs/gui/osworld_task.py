@@ -6,7 +6,9 @@ arguments whose getters are data refs, read by the trusted checker after
 every agent process is gone: ``vm_file`` a path in the desktop (``multi``
 with ``gives``), ``list_directory`` a directory's names, ``cloud_file`` and
 ``cache_file`` the task's asset bytes (never the network), ``rule`` the
-literal. Anything else is refused when the task loads, naming what.
+literal, Chromium's profile getters (``bookmarks``, ``history``, the
+Preferences ones) the profile's files, read after the browser has stopped
+(``chrome.py``). Anything else is refused when the task loads, naming what.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core.errors import TaskFormatError
+from agentenvs.envs.gui import chrome
 from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.sandbox.daemon_client import DaemonClient
+from evaluators.osworld_chrome import GETTERS as CHROME_GETTERS
 
 HOME = "/home/user"
 CLIENT_PASSWORD = "password"
 CONFIG_TYPES = {"download", "open", "launch", "execute", "command", "sleep", "activate_window", "close_window"}
+CONFIG_TYPES |= {"chrome_open_tabs"}
 COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
 #: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
-LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output")
+LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output", *chrome.TAB_GETTERS)
 GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
-GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS}
+GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS, *CHROME_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
 
@@ -144,7 +149,13 @@ class OSWorldTask:
         for step in substitute(steps, table):
             params = step.get("parameters", {})
             kind = step["type"]
-            if kind == "download":
+            if chrome.is_port_forward(step):
+                continue
+            if chrome.writes_upstream_profile(step):  # upstream's profile path, made ours before the step edits it
+                client.call("run", command=chrome.LINK_PROFILE, shell=True, deadline=30, timeout=20)
+            if chrome.is_stop_chrome(step):
+                client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=40, timeout=30)
+            elif kind == "download":
                 for file in params["files"]:
                     data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
                     client.call("write", path=home_path(file["path"]), data_b64=data)
@@ -162,6 +173,8 @@ class OSWorldTask:
                 time.sleep(min(float(params.get("seconds", 1)), MAX_SLEEP))
             elif kind in ("activate_window", "close_window"):
                 client.call(kind, **params)
+            elif kind == "chrome_open_tabs":
+                chrome.open_tabs(client, [str(u) for u in params.get("urls_to_open", [])])
         return unshown
 
     # -- the evaluator as check arguments ------------------------------------------------
@@ -206,6 +219,10 @@ class OSWorldTask:
             return {"live": {"window": str(getter["app_class_name"])}}
         if kind == "vm_terminal_output":
             return {"live": {"terminal": True}}
+        if kind in chrome.TAB_GETTERS:
+            return {"live": {"tabs": kind, "getter": getter}}
+        if kind in CHROME_GETTERS:
+            return {"chrome": kind, "profile": chrome.PROFILE}
         if kind in ASSET_GETTERS:
             return {"data_b64": base64.b64encode(self._asset(getter["path"]).read_bytes()).decode()}
         return {"value": getter.get("rules")}
@@ -242,13 +259,22 @@ def run_commands(
             ref["value"] = stderr if spec["stderr"] else stdout
 
 
-def needs_live(args: dict[str, Any]) -> dict[str, bool]:
-    """What the live getters need the probe to read: ``{"a11y": ..., "windows": ..., "terminal": ...}`` (empty: none)."""
+def needs_profile(args: dict[str, Any]) -> bool:
+    """Whether a getter reads Chromium's profile (the browser must stop first: it writes its files on exit)."""
+    return any("chrome" in ref for ref in _refs(args))
+
+
+def needs_live(args: dict[str, Any]) -> dict[str, Any]:
+    """What the live getters need the probe to read: ``{"a11y", "windows", "terminal"}`` flags, and ``tabs`` the
+    DevTools port when a getter reads Chromium's tabs (empty: none)."""
     live = [ref["live"] for ref in _refs(args) if "live" in ref]
     if not live:
         return {}
     kinds = {"a11y": "a11y", "windows": "window", "terminal": "terminal"}
-    return {want: any(key in x for x in live) for want, key in kinds.items()}
+    want: dict[str, Any] = {want: any(key in x for x in live) for want, key in kinds.items()}
+    if any("tabs" in x for x in live):
+        want["tabs"] = chrome.DEVTOOLS_PORT
+    return want
 
 
 def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
@@ -260,6 +286,9 @@ def fill_live(args: dict[str, Any], seen: dict[str, Any]) -> None:
     for ref in _refs(args):
         spec = ref.pop("live", None)
         if spec is None:
+            continue
+        if "tabs" in spec:
+            ref["value"] = chrome.tab_value(spec["tabs"], spec["getter"], seen.get("tabs"))
             continue
         if "a11y" in spec or "terminal" in spec:
             ref["value"] = seen.get("a11y" if "a11y" in spec else "terminal")

@@ -1,4 +1,4 @@
-"""The verifier's one look at the live desktop: accessibility tree, window sizes, terminal text, as JSON on stdout.
+"""The verifier's one look at the live desktop: accessibility tree, windows, terminal text, Chromium's tabs, as JSON.
 
 Started by the host (``docker exec``, ``python3 -I``, from the read-only
 mount) after the agent's last action and after every process of the
@@ -16,9 +16,11 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_TERMINAL = 256 * 1024
+CHROMIUM = "/usr/lib/chromium/chromium"
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78DEHMNOZc])")
 
 
@@ -56,6 +58,45 @@ def terminal() -> str | None:
     return _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "")
 
 
+def _listener(port: int) -> str | None:
+    """The socket inode listening on 127.0.0.1:``port`` (``/proc/net/tcp``), if any."""
+    want = f"0100007F:{port:04X}"
+    with open("/proc/net/tcp") as fh:
+        for line in fh.readlines()[1:]:
+            parts = line.split()
+            if len(parts) > 9 and parts[1] == want and parts[3] == "0A":
+                return parts[9]
+    return None
+
+
+def _is_chromium(inode: str) -> bool:
+    """Whether a Chromium process of this user holds the socket: a server the agent started instead is not asked."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid() or os.readlink(f"/proc/{pid}/exe") != CHROMIUM:
+                continue
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]" for fd in os.listdir(f"/proc/{pid}/fd")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def tabs(port: int) -> list[dict[str, str]] | None:
+    """Chromium's open tabs from its DevTools port (``/json/list``: the most recently active first), title and URL."""
+    inode = _listener(port)
+    if inode is None or not _is_chromium(inode):
+        return None
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"http://127.0.0.1:{port}/json/list", timeout=10) as answer:
+            targets = json.loads(answer.read(4 * 1024 * 1024))
+    except (OSError, ValueError):
+        return None
+    pages = [t for t in targets if isinstance(t, dict) and t.get("type") == "page"]
+    return [{"title": str(t.get("title", "")), "url": str(t.get("url", ""))} for t in pages]
+
+
 def main() -> None:
     want = json.loads(sys.argv[1])
     out: dict[str, object] = {}
@@ -63,6 +104,8 @@ def main() -> None:
         out["windows"] = windows()
     if want.get("terminal"):
         out["terminal"] = terminal()
+    if want.get("tabs"):
+        out["tabs"] = tabs(int(want["tabs"]))
     if want.get("a11y"):
         out["a11y"] = a11y(float(want.get("timeout", 10.0)))
     sys.stdout.write(json.dumps(out))
