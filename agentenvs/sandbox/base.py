@@ -120,9 +120,9 @@ class Sandbox(Protocol):
         """
         ...
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait, at most ``timeout`` seconds, until the sandbox's processes stop using the CPU
-        (an app finishing a save); return whether they did. Never longer, whatever they do."""
+    def wait_idle(self, timeout: float, window: float = 0.25) -> bool:
+        """Wait, at most ``timeout`` seconds, until the sandbox's processes stop using the CPU for two
+        ``window``s in a row (an app finishing a save); return whether they did. Never longer."""
         ...
 
     def state_checker(self) -> Any:

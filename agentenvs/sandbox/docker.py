@@ -378,12 +378,12 @@ class DockerSandbox:
             res.checker, res.checker_of = StateChecker(Path(merged)), container
         return res.checker
 
-    def wait_idle(self, timeout: float) -> bool:
+    def wait_idle(self, timeout: float, window: float = 0.25) -> bool:
         procs = self._processes()
         if procs is None:  # no cgroup view from this host: a short fixed wait is all there is
             time.sleep(min(timeout, 2.0))
             return False
-        return wait_idle(procs.cgroups.pids, timeout)
+        return wait_idle(procs.cgroups.pids, timeout, window)
 
     def alive(self) -> bool:
         import docker.errors

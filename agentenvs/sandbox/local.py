@@ -396,9 +396,9 @@ class LocalSandbox:
         self.kill_all()
         return self
 
-    def wait_idle(self, timeout: float) -> bool:
+    def wait_idle(self, timeout: float, window: float = 0.25) -> bool:
         self._check_open()
-        return wait_idle(self._res.pids, timeout)
+        return wait_idle(self._res.pids, timeout, window)
 
     def alive(self) -> bool:
         return not self._closed

@@ -51,6 +51,8 @@ WAIT_SECONDS = 1.0
 #: At most this long for the desktop's apps to go idle: after the task's config steps (the agent's
 #: first keys reach a loaded app) and before the verifier reads their files.
 IDLE_TIMEOUT_S = 20.0
+#: At most this long, after an action, for the apps to go idle before the step's checks read files.
+STEP_IDLE_TIMEOUT_S = 10.0
 
 
 class GuiEnv(AgentEnv):
@@ -213,6 +215,9 @@ class GuiEnv(AgentEnv):
         checkpoints = task.config.checkpoints
         if not checkpoints:
             return {}
+        # The checks read what the apps saved: once they have finished (a save under load outlasts the
+        # screen's settling), the same actions give the same checks, as a replay must reproduce them.
+        self.desktop.sandbox.wait_idle(timeout=STEP_IDLE_TIMEOUT_S, window=0.1)
         results = run_checks(self.desktop.sandbox, checkpoints)
         return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
 
