@@ -49,15 +49,20 @@ def session_members(sid: int, pids: Sequence[int] | None = None) -> list[int]:
     """
     found: list[int] = []
     for pid in pids if pids is not None else (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(")") + 2 :].split()
-        if fields[0] not in "ZX" and int(fields[3]) == sid:
+        fields = _stat_fields(pid)
+        if fields is not None and fields[0] not in "ZX" and int(fields[3]) == sid:
             found.append(pid)
     return found
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
 
 
 def proc_stat(pid: int) -> tuple[str, str, int] | None:
@@ -108,12 +113,9 @@ def cpu_sample(pids: Iterable[int]) -> tuple[dict[int, int], bool]:
     used: dict[int, int] = {}
     running = False
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                raw = f.read()
-        except OSError:
+        fields = _stat_fields(pid)
+        if fields is None:
             continue
-        fields = raw[raw.rfind(")") + 2 :].split()
         used[pid] = int(fields[11]) + int(fields[12])
         running = running or fields[0] in "RD"
     return used, running

@@ -144,30 +144,25 @@ BOOKMARK = chrome_task(
     instruction="Bookmark the page Chromium shows (a.html) on the bookmarks bar.",
 )
 CLICK_PAGE = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 400]}}
+#: The bubble's folder box is on "Other bookmarks" in a new profile: Tab to it, Up to "Bookmarks bar",
+#: Tab twice to Done, Enter.
+TO_BOOKMARKS_BAR = [
+    CLICK_PAGE,
+    "pyautogui.hotkey('ctrl', 'd')",
+    "WAIT",
+    "pyautogui.press(['tab', 'up', 'tab', 'tab'])",
+    "WAIT",
+    "pyautogui.press('enter')",
+    "WAIT",
+]
 ACTIONS = {
-    # the bubble's folder box is on "Other bookmarks" in a new profile: Tab to it, Up to "Bookmarks bar", Tab twice to Done, Enter
-    "oracle": [
-        CLICK_PAGE,
-        "pyautogui.hotkey('ctrl', 'd')",
-        "WAIT",
-        "pyautogui.press(['tab', 'up', 'tab', 'tab'])",
-        "WAIT",
-        "pyautogui.press('enter')",
-        "WAIT",
-        "DONE",
-    ],
+    "oracle": [*TO_BOOKMARKS_BAR, "DONE"],
     "noop": ["DONE"],
     "wrong": [
         "pyautogui.hotkey('ctrl', 'l')",
         {"action_type": "TYPING", "text": "file:///home/user/b.html\n"},
         "WAIT",
-        CLICK_PAGE,
-        "pyautogui.hotkey('ctrl', 'd')",
-        "WAIT",
-        "pyautogui.press(['tab', 'up', 'tab', 'tab'])",
-        "WAIT",
-        "pyautogui.press('enter')",
-        "WAIT",
+        *TO_BOOKMARKS_BAR,
         "DONE",
     ],
 }
