@@ -98,3 +98,12 @@ def test_a_hung_display_is_bounded_and_the_agents_failure(gui_image):
         assert info["action_error"] is None
     finally:
         env.close()
+
+
+def test_a_window_that_does_not_show_is_reported_with_what_the_desktop_had(env):
+    """A reset whose app never shows its window raises infra naming the windows and processes present
+    (``GuiEnv._fresh_desktop``); here the wait is cut to nothing, so the editor has not drawn yet."""
+    head, _ = env.desktop.client.call("open", path="second.txt", timeout=0.0)
+    assert head["window"] is None
+    assert any(title.endswith("Mousepad") for title in head["windows"]), head["windows"]
+    assert any(name.startswith("mousepad:") for name in head["processes"]), head["processes"]

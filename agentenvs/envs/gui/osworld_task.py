@@ -144,7 +144,8 @@ class OSWorldTask:
     # -- running steps --------------------------------------------------------------
 
     def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> list[str]:
-        """Run config or postconfig steps; return the files an ``open`` step opened whose window never showed."""
+        """Run config or postconfig steps; return the files an ``open`` step opened whose window never
+        showed, each with the windows and processes the desktop had instead."""
         unshown = []
         for step in substitute(steps, table):
             params = step.get("parameters", {})
@@ -162,7 +163,8 @@ class OSWorldTask:
             elif kind == "open":
                 head, _ = client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
                 if head.get("window") is None:
-                    unshown.append(str(params["path"]))
+                    seen = f"windows {head.get('windows')}, processes {head.get('processes')}"
+                    unshown.append(f"{params['path']} ({seen[:600]})")
             elif kind == "launch":
                 client.call("launch", command=params["command"], shell=bool(params.get("shell")))
             elif kind in ("execute", "command"):

@@ -140,7 +140,10 @@ class Daemon:
         self.op_launch({"command": argv})
         name = os.path.basename(path)
         window = self._wait_window(lambda w: name in w["title"], float(req.get("timeout", 30.0)))
-        return {"window": window}, b""
+        if window is not None:
+            return {"window": window}, b""
+        # What the desktop had instead: the reset's error names it (a dialog, an app that died or hangs).
+        return {"window": None, "windows": [w["title"] for w in self._windows()], "processes": _own_processes()}, b""
 
     def _windows(self) -> list[dict[str, str]]:
         done = subprocess.run(["wmctrl", "-lx"], env=self.session.env, capture_output=True, text=True)
@@ -228,6 +231,21 @@ class Handler(socketserver.StreamRequestHandler):
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+
+
+def _own_processes() -> list[str]:
+    """Names of this user's processes with their states (``soffice.bin:R``), for a diagnosis."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+                continue
+            with open(f"/proc/{pid}/stat") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        found.append(f"{raw[raw.find('(') + 1 : raw.rfind(')')]}:{raw[raw.rfind(')') + 2]}")
+    return sorted(found)
 
 
 def main() -> None:
