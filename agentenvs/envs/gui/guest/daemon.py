@@ -260,16 +260,22 @@ class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
 
+def _stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the fields of ``/proc/<pid>/stat`` after it (state first), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    return raw[raw.find("(") + 1 : raw.rfind(")")], raw[raw.rfind(")") + 2 :].split()
+
+
 def _asleep(pid: int, over: float = 0.5) -> bool:
     """Whether ``pid`` lives and uses no CPU for ``over`` seconds (a hang, not a slow start)."""
 
     def ticks() -> int | None:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return None if fields[0] in "ZX" else int(fields[11]) + int(fields[12])
+        stat = _stat(pid)
+        return None if stat is None or stat[1][0] in "ZX" else int(stat[1][11]) + int(stat[1][12])
 
     before = ticks()
     time.sleep(over)
@@ -281,13 +287,12 @@ def _own_processes() -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
-                continue
-            with open(f"/proc/{pid}/stat") as fh:
-                raw = fh.read()
+            mine = os.stat(f"/proc/{pid}").st_uid == os.getuid()
         except OSError:
             continue
-        found.append(f"{raw[raw.find('(') + 1 : raw.rfind(')')]}:{raw[raw.rfind(')') + 2]}")
+        stat = _stat(int(pid)) if mine else None
+        if stat is not None:
+            found.append(f"{stat[0]}:{stat[1][0]}")
     return sorted(found)
 
 
