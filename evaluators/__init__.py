@@ -9,28 +9,13 @@ checker outside the agent's reach with the host's own isolated interpreter
 (see ``_state``). Each checker is a function registered by name that takes
 keyword arguments and returns ``{"passed": bool, "score": float, "detail": str}``;
 the ``live`` ones need the agent's processes and run only in the sandbox.
+Each checker's module is imported on its first use (``_registry.HOMES``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaluators import (  # noqa: F401 - registers the checkers
-    data,
-    files,
-    osworld,
-    osworld_chrome,
-    osworld_docs,
-    osworld_files,
-    osworld_impress,
-    osworld_more,
-    osworld_slides,
-    osworld_table,
-    osworld_writer,
-    procs,
-    reports,
-    text,
-)
 from evaluators._registry import ArgumentError, Result, check, get, is_live, names, result, run_check, signature
 from evaluators._state import STATE_ROOT_ENV, SetupError
 

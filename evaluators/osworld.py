@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import csv
 import difflib
+import importlib
 import io
 import json
 import re
@@ -44,6 +45,25 @@ def limits(name: str) -> Callable[[Limits], Limits]:
         return fn
 
     return register
+
+
+#: The modules whose ``@metric`` and ``@limits`` fill the two tables above.
+METRIC_MODULES = (
+    "osworld_chrome",
+    "osworld_docs",
+    "osworld_files",
+    "osworld_impress",
+    "osworld_more",
+    "osworld_slides",
+    "osworld_table",
+    "osworld_writer",
+)
+
+
+def load_metrics() -> None:
+    """Import every metric module (each registers on import); the package imports none until asked."""
+    for name in METRIC_MODULES:
+        importlib.import_module(f"evaluators.{name}")
 
 
 def _text(value: Any) -> str:
@@ -268,6 +288,7 @@ def osworld(metrics: list, conj: str = "and") -> Result:
     require(metrics, list, "metrics")
     if conj not in ("and", "or") or not metrics:
         raise ArgumentError("conj is 'and' or 'or' and metrics is a non-empty list")
+    load_metrics()
     scores, details = [], []
     for item in metrics:
         fn = METRICS.get(item.get("func", ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import evaluators
@@ -50,6 +51,17 @@ def _live(name: str) -> bool:
         return False  # an unknown checker: the batch reports it, wherever it runs
 
 
+def _outside(specs: Sequence[CheckSpec]) -> list[int]:
+    """Which of ``specs`` the state checker runs (those that read files only)."""
+    return [i for i, spec in enumerate(specs) if not _live(spec.check)]
+
+
+def prepare_checks(sandbox: Sandbox, specs: Sequence[CheckSpec]) -> None:
+    """Start the sandbox's state checker if ``specs`` need it, so it loads while the env does other work."""
+    if _outside(specs):
+        sandbox.state_checker().start()
+
+
 def run_checks(
     sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float = 30.0, shell: Shell | None = None
 ) -> list[CheckResult]:
@@ -59,19 +71,31 @@ def run_checks(
     process on the host reading the sandbox's files as data, see
     :mod:`.state_checker`); checks that need the agent's processes or network
     (``evaluators.is_live``) run in the sandbox, through ``shell`` when given.
-    One round trip each per step.
+    One round trip each per step, the two at the same time.
     """
     results: list[CheckResult | None] = [None] * len(specs)
-    outside = [i for i, spec in enumerate(specs) if not _live(spec.check)]
+    outside = _outside(specs)
     inside = sorted(set(range(len(specs))) - set(outside))
-    if outside:
+
+    def run_outside() -> None:
         batch = [{"check": specs[i].check, "args": specs[i].args} for i in outside]
         answer = sandbox.state_checker().run(batch, timeout=timeout)
         for i, item in zip(outside, _decoded(answer, len(outside)), strict=True):
             results[i] = item
-    if inside:
+
+    def run_inside() -> None:
         for i, item in zip(inside, _in_sandbox(sandbox, [specs[i] for i in inside], timeout, shell), strict=True):
             results[i] = item
+
+    if outside and inside:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(run_outside)
+            run_inside()
+            pending.result()
+    elif outside:
+        run_outside()
+    elif inside:
+        run_inside()
     return [r if r is not None else CheckResult.error("not evaluated") for r in results]
 
 

@@ -229,7 +229,16 @@ def _unreadable(directory: str, names: list[str]) -> set[str]:
 
 
 def _copy_evaluators(source: Path, dest: Path) -> None:
+    """The checkers, compiled by the interpreter the sandboxes run (the host's ``/usr/bin/python3``):
+    a checker process then starts in ~15 ms instead of compiling every module again (~100 ms).
+    Hash-checked bytecode, so a stale ``.pyc`` is never used and the copy's name stays its content."""
     shutil.copytree(source, dest / "evaluators", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is not None:
+        argv = [python, "-I", "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", str(dest)]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise SandboxError(f"compiling the checkers failed: {(done.stdout + done.stderr)[-400:]}")
     _make_world_readable(dest)
 
 

@@ -88,6 +88,12 @@ class StateChecker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
 
+    def start(self) -> None:
+        """Start the checker now, without waiting for it: its interpreter then loads while the caller
+        does other work (opening shells, running the live checks), off a reset's critical path."""
+        with self._lock:
+            self._start()
+
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(

@@ -71,8 +71,9 @@ def home_path(path: str) -> str:
 
 def problems(data: dict[str, Any], assets: AssetIndex) -> list[str]:
     """Every config type, getter, metric or asset this task needs that we lack (asset reasons start "asset")."""
-    from evaluators.osworld import LIMITS, METRICS
+    from evaluators.osworld import LIMITS, METRICS, load_metrics
 
+    load_metrics()
     evaluator = data.get("evaluator", {})
     found: list[str] = []
 

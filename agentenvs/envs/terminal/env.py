@@ -32,7 +32,7 @@ from agentenvs.envs.terminal.steps import StepResult, below_minimum, payment, ro
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
-from agentenvs.sandbox.checks import run_checks, run_in
+from agentenvs.sandbox.checks import prepare_checks, run_checks, run_in
 from agentenvs.sandbox.provision import Provisioner
 
 LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
@@ -91,6 +91,7 @@ class TerminalEnv(AgentEnv):
         self._warnings = [*task.warnings, *self._provisioner.warnings_for(task)]
         self._artifacts, self._step_index, self._step_results, self._stopped_early = {}, 0, [], ""
         self._sandbox = self._provisioner.acquire(task)
+        prepare_checks(self._sandbox, task.config.checkpoints)
         self._open_shells()
         if task.steps:
             self._start_step(task.steps[0])
