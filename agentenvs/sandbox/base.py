@@ -100,6 +100,11 @@ class Sandbox(Protocol):
 
     def shell(self) -> Shell: ...
 
+    def warm(self, shells: int) -> None:
+        """Open ``shells`` shells and start the state checker now, so that a reset taking this sandbox
+        from a warm pool waits for neither; ``shell()`` hands out the open ones first."""
+        ...
+
     def put(self, src: str | Path | bytes, dest: str) -> None:
         """Copy a host file or directory (or raw bytes) to ``dest`` inside the sandbox."""
         ...

@@ -38,11 +38,11 @@ from agentenvs.sandbox.docker_exec import (
 )
 from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
 from agentenvs.sandbox.procs import wait_idle
+from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.docker_services import ServiceGroup
-    from agentenvs.sandbox.shell import PersistentShell
 
 #: The container's PID 1. As a namespace's init it ignores every signal sent from inside (``kill -9 -1``
 #: included), and the shell reaps the orphans it adopts, so the agent cannot stop its own container.
@@ -101,6 +101,7 @@ class DockerSandbox:
         self._res = _Resources(self._api)
         self._finalizer = weakref.finalize(self, self._res.release)
         self._shells: list[PersistentShell] = []
+        self._spares = SpareShells()
         self._transports: list[DockerExecTransport] = []
         self._removers: list[threading.Thread] = []
         self._name = f"agentenvs-{uuid.uuid4().hex[:12]}"
@@ -226,8 +227,14 @@ class DockerSandbox:
 
     def shell(self) -> Shell:
         """A persistent bash in the container (about 1 ms a command); ``close`` ends it."""
-        from agentenvs.sandbox.shell import PersistentShell
+        return self._spares.take() or self._new_shell()
 
+    def warm(self, shells: int) -> None:
+        for _ in range(shells):
+            self._spares.add(self._new_shell())
+        self.state_checker().start()
+
+    def _new_shell(self) -> PersistentShell:
         def connect() -> DockerExecTransport:
             procs = self._processes()
             if procs is not None:

@@ -45,7 +45,7 @@ from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tr
 from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
 from agentenvs.sandbox.procs import proc_start_time, wait_idle
-from agentenvs.sandbox.shell import PersistentShell
+from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
 
 HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
@@ -112,6 +112,7 @@ class LocalSandbox:
         self._res = LocalResources(self.home)
         self._finalizer = weakref.finalize(self, self._res.release)
         self._snapshots: dict[str, Path] = {}
+        self._spares = SpareShells()
         self._closed = False
         self._holder_lock = threading.Lock()
         try:
@@ -286,6 +287,14 @@ class LocalSandbox:
     def shell(self) -> Shell:
         """A persistent bash in the sandbox (about 0.3 ms a builtin). ``restore`` restarts it in place."""
         self._check_open()
+        return self._spares.take() or self._new_shell()
+
+    def warm(self, shells: int) -> None:
+        for _ in range(shells):
+            self._spares.add(self._new_shell())
+        self.state_checker().start()
+
+    def _new_shell(self) -> PersistentShell:
         argv = ["bash", "--noprofile", "--norc"]
 
         def connect() -> LocalTransport:

@@ -8,7 +8,11 @@ it back at the end; with ``pool_size > 0`` the next one is already waiting.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agentenvs.core.errors import TaskFormatError
 from agentenvs.core.task import Task
@@ -20,11 +24,39 @@ from agentenvs.sandbox.pool import WarmPool
 LABEL_TASK = "agentenvs.task"
 
 
+#: How long ``close`` waits for each sandbox still closing (a container's removal is bounded by docker's own).
+CLOSE_TIMEOUT_S = 120.0
+#: Shells an episode opens at reset (the agent's and the checkers'): a pooled sandbox has them open.
+EPISODE_SHELLS = 2
+
+
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
-    """Pool factory: on ``local`` the spec's image names the environment directory."""
+    """On ``local`` the spec's image names the environment directory."""
     if backend == "local" and spec.image and Path(spec.image).is_dir():
         return create_sandbox("local", spec, environment=spec.image)
     return create_sandbox(backend, spec)
+
+
+#: What a family computes on a pooled sandbox before any episode takes it (its first checks, say).
+Prepare = Callable[[Sandbox, Task], Any]
+
+
+class BackgroundCloser:
+    """Closes sandboxes on threads of their own, so that a reset does not wait ~100-300 ms for the last
+    episode's container to be removed; ``join`` waits for every one (an env's ``close``)."""
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+
+    def close(self, sandbox: Sandbox) -> None:
+        closer = threading.Thread(target=sandbox.close, name="agentenvs-sandbox-close", daemon=True)
+        closer.start()
+        self._threads = [t for t in self._threads if t.is_alive()] + [closer]
+
+    def join(self) -> None:
+        for closer in self._threads:
+            closer.join(CLOSE_TIMEOUT_S)
+        self._threads = []
 
 
 def machine_network(backend: str) -> str:
@@ -42,14 +74,42 @@ def machine_network(backend: str) -> str:
 class Provisioner:
     """Hands out fresh sandboxes holding a task's initial state."""
 
-    def __init__(self, backend: str = "local", *, pool_size: int = 0, network: str = "task"):
+    def __init__(
+        self, backend: str = "local", *, pool_size: int = 0, network: str = "task", prepare: Prepare | None = None
+    ):
+        """``prepare`` runs on each pooled sandbox in the pool's thread, after its shells are open;
+        ``prepared(sandbox)`` hands its result to the episode that takes the sandbox."""
         if backend not in backends():
             raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(backends())}")
         if network not in ("task", "off"):
             raise ValueError(f"network must be 'task' (as the task asks, where possible) or 'off', got {network!r}")
         self.backend = backend
         self.network = network
-        self._pool = WarmPool(size=pool_size, factory=_make) if pool_size > 0 else None
+        self._pool = WarmPool(size=pool_size, factory=self._make_warm) if pool_size > 0 else None
+        self._closer = BackgroundCloser()
+        self._prepare = prepare
+        #: The tasks the pool makes sandboxes for, by id (a pooled sandbox's spec carries the id as a label).
+        self._tasks: dict[str, Task] = {}
+        self._prepared: weakref.WeakKeyDictionary[Sandbox, Any] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def _make_warm(self, backend: str, spec: SandboxSpec) -> Sandbox:
+        """Pool factory: a sandbox with the episode's shells open, its state checker started, and prepared."""
+        sandbox = _make(backend, spec)
+        try:
+            sandbox.warm(EPISODE_SHELLS)
+            result = self._prepare(sandbox, self._tasks[spec.labels[LABEL_TASK]]) if self._prepare else None
+        except BaseException:
+            sandbox.close()
+            raise
+        with self._lock:
+            self._prepared[sandbox] = result
+        return sandbox
+
+    def prepared(self, sandbox: Sandbox) -> Any:
+        """What ``prepare`` returned for ``sandbox`` (once), or None if it was not made by the pool."""
+        with self._lock:
+            return self._prepared.pop(sandbox, None)
 
     def spec_for(self, task: Task) -> SandboxSpec:
         """The sandbox a task asks for in its ``[environment]`` section."""
@@ -130,6 +190,7 @@ class Provisioner:
             return compose_sandbox(task, compose, self.spec_for(task))
         spec = self.spec_for(task)
         if self._pool is not None:
+            self._tasks[task.full_id] = task
             return self._pool.acquire(self.backend, spec)
         return _make(self.backend, spec)
 
@@ -137,14 +198,18 @@ class Provisioner:
         """Block until the pool holds a ready sandbox for ``task`` (benchmarks, warm-up)."""
         if self._pool is None:
             return False
+        self._tasks[task.full_id] = task
         return self._pool.wait_ready(self.backend, self.spec_for(task), timeout=timeout)
 
     def release(self, sandbox: Sandbox) -> None:
+        """Give a sandbox back; it is closed in the background (a container takes ~100 ms to remove),
+        so the next reset does not wait for it. ``close`` waits for every one."""
         if self._pool is not None:
             self._pool.release(sandbox)
         else:
-            sandbox.close()
+            self._closer.close(sandbox)
 
     def close(self) -> None:
+        self._closer.join()
         if self._pool is not None:
             self._pool.close()

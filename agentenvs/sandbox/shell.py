@@ -296,3 +296,25 @@ class PersistentShell:
             except EOFError:
                 out.add(bytes(pending))
                 return "eof", None
+
+
+class SpareShells:
+    """Shells a sandbox opened ahead of use (``Sandbox.warm``), handed out by its ``shell()`` first."""
+
+    def __init__(self) -> None:
+        self._shells: list[PersistentShell] = []
+        self._lock = threading.Lock()
+
+    def add(self, shell: PersistentShell) -> None:
+        shell.start()
+        with self._lock:
+            self._shells.append(shell)
+
+    def take(self) -> PersistentShell | None:
+        """The oldest spare still open (``kill_all`` closes them), or None."""
+        with self._lock:
+            while self._shells:
+                shell = self._shells.pop(0)
+                if not shell.closed:
+                    return shell
+        return None

@@ -21,6 +21,8 @@ repository (/tmp, HOME, the staging directories) is wiped before re-cloning.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,7 @@ from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec, Shell
 from agentenvs.sandbox.pool import WarmPool
+from agentenvs.sandbox.provision import LABEL_TASK, BackgroundCloser
 
 ORACLE_DIR = "/tmp/.agentenvs-oracle"
 IMPORTS = "repository imports"
@@ -115,7 +118,15 @@ class SWEEnv(AgentEnv):
         self.backend = backend
         self.fresh_sandbox = fresh_sandbox
         self.dense_checks = dense_checks
-        self._pool = WarmPool(pool_size) if pool_size > 0 else None
+        self._pool = WarmPool(pool_size, factory=self._pooled_sandbox) if pool_size > 0 else None
+        #: The tasks the pool prepares sandboxes for, by id (its sandboxes' specs carry the id as a label).
+        self._pool_tasks: dict[str, tuple[Task, SWEInstance]] = {}
+        self._closer = BackgroundCloser()
+        #: The repository's state read when the pool prepared each sandbox (nothing runs there until taken).
+        self._prepared: weakref.WeakKeyDictionary[Sandbox, RepoState] = weakref.WeakKeyDictionary()
+        self._prepared_lock = threading.Lock()
+        #: The state hash of this episode's start, while no action has run (``None``: read it).
+        self._reset_digest: str | None = None
         self._sandbox: Sandbox | None = None
         self._spec: SandboxSpec | None = None
         self._checker: Sandbox | None = None
@@ -158,15 +169,41 @@ class SWEEnv(AgentEnv):
             memory_mb=env.memory_mb,
             pids=env.pids,
             env=dict(env.env),
-            labels={"agentenvs.task": task.full_id},
+            labels={LABEL_TASK: task.full_id},
         )
 
-    def _new_sandbox(self, spec: SandboxSpec) -> Sandbox:
+    def _checked_out(self, spec: SandboxSpec, task: Task, instance: SWEInstance) -> Sandbox:
+        """A sandbox holding the repository at the base commit: from the warm pool, where it was made and
+        checked out ahead (off the reset's path), else made and checked out now."""
         if self.backend == "docker":
             _require_image(spec.image)
         if self._pool is not None:
+            self._pool_tasks[task.full_id] = (task, instance)
             return self._pool.acquire(self.backend, spec)
-        return create_sandbox(self.backend, spec)
+        return self._new_checked_out(self.backend, spec, task, instance)
+
+    def _new_checked_out(self, backend: str, spec: SandboxSpec, task: Task, instance: SWEInstance) -> Sandbox:
+        sandbox = create_sandbox(backend, spec)
+        try:
+            self._checkout(sandbox, task, instance, spec.workdir)
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+    def _pooled_sandbox(self, backend: str, spec: SandboxSpec) -> Sandbox:
+        """The pool's factory: a checked-out sandbox with the agent's shell open."""
+        task, instance = self._pool_tasks[spec.labels[LABEL_TASK]]
+        sandbox = self._new_checked_out(backend, spec, task, instance)
+        try:
+            sandbox.warm(1)
+            state = repo_state(sandbox, spec.workdir, instance.base_commit)
+        except BaseException:
+            sandbox.close()
+            raise
+        with self._prepared_lock:
+            self._prepared[sandbox] = state
+        return sandbox
 
     def _drop_sandbox(self, sandbox: Sandbox | None) -> None:
         if sandbox is None:
@@ -174,7 +211,7 @@ class SWEEnv(AgentEnv):
         if self._pool is not None:
             self._pool.release(sandbox)
         else:
-            sandbox.close()
+            self._closer.close(sandbox)
 
     def _scrubbed(self, sandbox: Sandbox) -> Sandbox:
         """Kill every process the last episode left and wipe what it could write outside the repository."""
@@ -216,9 +253,11 @@ class SWEEnv(AgentEnv):
         if not reuse:
             self._drop_sandbox(self._sandbox)
             self._sandbox = None
-            self._sandbox = self._new_sandbox(spec)
+            self._sandbox = self._checked_out(spec, task, instance)
             self._spec = spec
-            self._checkout(self.sandbox, task, instance, spec.workdir)
+        with self._prepared_lock:
+            prepared = self._prepared.pop(self._sandbox, None) if not reuse else None
+        self._reset_digest = prepared.digest if prepared is not None else None
         self._instance = instance
         self._agent_stopped = False
         self._shell = self.sandbox.shell()
@@ -240,6 +279,7 @@ class SWEEnv(AgentEnv):
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         assert self._task is not None and self._shell is not None and self._editor is not None
+        self._reset_digest = None
         limits = self._task.config.limits
         info: dict[str, Any] = {}
         if action.kind == "tool" and action.name == "str_replace_editor":
@@ -312,8 +352,7 @@ class SWEEnv(AgentEnv):
         if self._checker is not None and not self._checker.alive():
             self._drop_checker()
         if self._checker is None:
-            self._checker = self._new_sandbox(self._spec)
-            self._checkout(self._checker, task, instance, self._spec.workdir)
+            self._checker = self._checked_out(self._spec, task, instance)
             self._checker_snapshot = self._checker.snapshot()
         elif self._checker_used:
             assert self._checker_snapshot is not None
@@ -358,9 +397,8 @@ class SWEEnv(AgentEnv):
         task, instance, spec = self._task, self._instance, self._spec
         if task is None or instance is None or spec is None:
             raise RuntimeError("call reset() before grade()")
-        grader = self._new_sandbox(spec)
+        grader = self._checked_out(spec, task, instance)
         try:
-            self._checkout(grader, task, instance, spec.workdir)
             report = grade_patch(grader, instance, patch, spec.workdir, timeout=task.config.verifier.timeout_sec)
         finally:
             self._drop_sandbox(grader)
@@ -368,13 +406,14 @@ class SWEEnv(AgentEnv):
         return report
 
     def _state_hash(self) -> str:
-        return self._read_state().digest
+        return self._reset_digest or self._read_state().digest
 
     def _save_state(self) -> branching.Position | None:
         """The repository's changes as one diff (see ``branching.py``); an ended episode replays."""
         return branching.save(self)
 
     def _load_state(self, state: branching.Position) -> None:
+        self._reset_digest = None
         branching.load(self, state)
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
@@ -418,6 +457,7 @@ class SWEEnv(AgentEnv):
         self._drop_checker()
         self._drop_sandbox(self._sandbox)
         self._sandbox = None
+        self._closer.join()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

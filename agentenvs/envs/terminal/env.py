@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,52 @@ STATE_HASH_SCRIPT = (
 )
 
 
+@dataclass
+class Start:
+    """What a pooled sandbox's episode starts from: its checks (until the reset reads them) and state hash."""
+
+    checks: dict[str, bool] | None
+    state_hash: str
+
+
+def _prepare(sandbox: Sandbox, task: Task) -> Start | None:
+    """Run in the pool's thread while the sandbox waits: the log directories, the first checks and the
+    state hash, which nothing changes before an episode takes it. A multi-step task's first step changes
+    the files at reset, so its sandbox is prepared no further."""
+    if task.steps:
+        return None
+    _make_log_dirs(sandbox, None)
+    return Start(checks=_checks(sandbox, None, task), state_hash=_workdir_hash(sandbox, None))
+
+
+def _make_log_dirs(sandbox: Sandbox, shell: Shell | None) -> None:
+    """Harbor's log directories, writable by any user, as Harbor makes them."""
+    made = run_in(sandbox, shell, ["bash", "-c", f"mkdir -p {LOG_DIRS} && chmod 777 {LOG_DIRS}"], timeout=30)
+    if made.exit_code != 0:
+        raise SandboxError(f"could not make {LOG_DIRS}: {made.output[-300:]}")
+
+
+def _checks(sandbox: Sandbox, shell: Shell | None, task: Task) -> dict[str, bool]:
+    checkpoints = task.config.checkpoints
+    results = run_checks(sandbox, checkpoints, shell=shell)
+    return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
+
+
+def _workdir_hash(sandbox: Sandbox, shell: Shell | None) -> str:
+    """Names, types, modes, owners, link targets and contents under the workdir.
+
+    Shell and coreutils only, so it works in any task image (Harbor tasks
+    bring their own); modification times are left out on purpose.
+    """
+    script = f"cd {shlex.quote(sandbox.spec.workdir)} && {STATE_HASH_SCRIPT}"
+    result = run_in(sandbox, shell, ["bash", "-c", script], timeout=60)
+    lines = result.stdout.strip().splitlines()
+    digest = lines[-1].split()[0] if result.exit_code == 0 and lines and lines[-1].split() else ""
+    if len(digest) != 64:
+        raise SandboxError(f"could not hash the workdir: {result.output[-300:]}")
+    return digest
+
+
 class TerminalEnv(AgentEnv):
     """A shell task. ``backend`` is ``"local"`` (bubblewrap, the default) or ``"docker"``."""
 
@@ -65,7 +111,7 @@ class TerminalEnv(AgentEnv):
         ``"off"`` never does (both say so in ``info["warnings"]``)."""
         super().__init__(task_id, **kwargs)
         self.backend = backend
-        self._provisioner = Provisioner(backend, pool_size=pool_size, network=network)
+        self._provisioner = Provisioner(backend, pool_size=pool_size, network=network, prepare=_prepare)
         self._sandbox: Sandbox | None = None
         self._shell: Shell | None = None
         self._checker: Shell | None = None
@@ -74,6 +120,8 @@ class TerminalEnv(AgentEnv):
         self._step_index = 0
         self._step_results: list[StepResult] = []
         self._stopped_early = ""
+        #: The start's checks and state hash, computed while the sandbox waited in the pool (see ``_prepare``).
+        self._start: Start | None = None
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {
@@ -91,20 +139,21 @@ class TerminalEnv(AgentEnv):
         self._warnings = [*task.warnings, *self._provisioner.warnings_for(task)]
         self._artifacts, self._step_index, self._step_results, self._stopped_early = {}, 0, [], ""
         self._sandbox = self._provisioner.acquire(task)
-        prepare_checks(self._sandbox, task.config.checkpoints)
-        self._open_shells()
+        self._start = self._provisioner.prepared(self._sandbox)
+        if self._start is None:
+            prepare_checks(self._sandbox, task.config.checkpoints)
+        self._open_shells(make_log_dirs=self._start is None)
         if task.steps:
             self._start_step(task.steps[0])
         info = {"warnings": list(self._warnings)} if self._warnings else {}
         return StepOutcome(text="", extras=self._extras(0, self._sandbox.spec.workdir), info=info)
 
-    def _open_shells(self) -> None:
-        """The agent's shell and ours, and Harbor's log directories (writable by any user, as Harbor makes them)."""
+    def _open_shells(self, make_log_dirs: bool = True) -> None:
+        """The agent's shell and ours, and Harbor's log directories (unless the pool made them)."""
         self._shell = self.sandbox.shell()
         self._checker = self.sandbox.shell()
-        made = self._checker.run(f"mkdir -p {LOG_DIRS} && chmod 777 {LOG_DIRS}", timeout=30)
-        if made.exit_code != 0:
-            raise SandboxError(f"could not make {LOG_DIRS}: {made.output[-300:]}")
+        if make_log_dirs:
+            _make_log_dirs(self.sandbox, self._checker)
 
     def _instruction(self) -> str:
         assert self._task is not None
@@ -134,6 +183,7 @@ class TerminalEnv(AgentEnv):
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         assert self._task is not None and self._shell is not None
+        self._start = None
         command = require_string_argument(action, "command") if action.kind == "tool" else action.text
         limits = self._task.config.limits
         result = self._shell.run(command, timeout=limits.step_timeout_sec, max_output_bytes=limits.max_output_bytes)
@@ -144,9 +194,10 @@ class TerminalEnv(AgentEnv):
         return StepOutcome(text=text, extras=self._extras(result.exit_code, self._shell.cwd()), info=info)
 
     def _check(self, task: Task) -> dict[str, bool]:
-        checkpoints = task.config.checkpoints
-        results = run_checks(self.sandbox, checkpoints, shell=self._checker)
-        return {c.name: r.passed for c, r in zip(checkpoints, results, strict=True)}
+        if self._start is not None and self._start.checks is not None:
+            checks, self._start.checks = self._start.checks, None  # the reset's own checks, once
+            return checks
+        return _checks(self.sandbox, self._checker, task)
 
     def _advance(self, action: ParsedAction) -> StepOutcome | None:
         """In a multi-step task, ``done``/``submit`` grades the step and goes on to the next one."""
@@ -231,20 +282,9 @@ class TerminalEnv(AgentEnv):
         return dict(self._artifacts)
 
     def _state_hash(self) -> str:
-        """Names, types, modes, owners, link targets and contents under the workdir.
-
-        Shell and coreutils only, so it works in any task image (Harbor tasks
-        bring their own); modification times are left out on purpose.
-        """
-        assert self._task is not None
-        workdir = self.sandbox.spec.workdir
-        script = f"cd {shlex.quote(workdir)} && {STATE_HASH_SCRIPT}"
-        result = run_in(self.sandbox, self._checker, ["bash", "-c", script], timeout=60)
-        lines = result.stdout.strip().splitlines()
-        digest = lines[-1].split()[0] if result.exit_code == 0 and lines and lines[-1].split() else ""
-        if len(digest) != 64:
-            raise SandboxError(f"could not hash the workdir: {result.output[-300:]}")
-        return digest
+        if self._start is not None:
+            return self._start.state_hash
+        return _workdir_hash(self.sandbox, self._checker)
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
         """Stage ``solution/`` at ``/solution`` (as Harbor's oracle agent does) and run the script; in a
@@ -265,6 +305,7 @@ class TerminalEnv(AgentEnv):
         return actions
 
     def _end(self) -> None:
+        self._start = None
         # The sandbox closes its own shells; closing ours first would make that slower
         # on the local backend (the namespace then takes about a second to die).
         self._shell = self._checker = None
