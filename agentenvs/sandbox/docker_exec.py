@@ -329,9 +329,9 @@ class ContainerProcesses:
             if not stats:
                 break
             killed.update(stats)
+            wait_gone(list(stats), max(min(1.0, deadline - time.monotonic()), 0))
             if last is not None and all(last(sid) for sid, _start in stats.values()):
                 break
-            wait_gone(list(stats), max(min(1.0, deadline - time.monotonic()), 0))
         return len(killed)
 
 
