@@ -30,7 +30,7 @@ def test_a_pooled_reset_starts_where_an_unpooled_one_does(make_env: Any) -> None
     for _ in range(3):
         _wait(pooled, get_task(TASK))
         obs, info = _start(pooled)
-        assert pooled.unwrapped._start is not None, "the reset took a prepared sandbox"
+        assert pooled.unwrapped._pooled_start is not None, "the reset took a prepared sandbox"
         assert info == plain_info
         assert obs["instruction"] == plain_obs["instruction"]
         assert info["checks"] == {"output_is_json": False, "berlin_right": False}
@@ -61,7 +61,7 @@ def test_a_multi_step_task_is_not_prepared_and_still_starts_its_first_step(tmp_p
     _, plain_info = _start(plain)
     _wait(pooled, task)
     _, info = _start(pooled)
-    assert pooled.unwrapped._start is None
+    assert pooled.unwrapped._pooled_start is None
     assert info == plain_info
     actions = pooled.unwrapped.oracle_actions()
     for action in actions:

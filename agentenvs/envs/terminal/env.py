@@ -121,7 +121,7 @@ class TerminalEnv(AgentEnv):
         self._step_results: list[StepResult] = []
         self._stopped_early = ""
         #: The start's checks and state hash, computed while the sandbox waited in the pool (see ``_prepare``).
-        self._start: Start | None = None
+        self._pooled_start: Start | None = None
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {
@@ -139,10 +139,10 @@ class TerminalEnv(AgentEnv):
         self._warnings = [*task.warnings, *self._provisioner.warnings_for(task)]
         self._artifacts, self._step_index, self._step_results, self._stopped_early = {}, 0, [], ""
         self._sandbox = self._provisioner.acquire(task)
-        self._start = self._provisioner.prepared(self._sandbox)
-        if self._start is None:
+        self._pooled_start = self._provisioner.prepared(self._sandbox)
+        if self._pooled_start is None:
             prepare_checks(self._sandbox, task.config.checkpoints)
-        self._open_shells(make_log_dirs=self._start is None)
+        self._open_shells(make_log_dirs=self._pooled_start is None)
         if task.steps:
             self._start_step(task.steps[0])
         info = {"warnings": list(self._warnings)} if self._warnings else {}
@@ -183,7 +183,7 @@ class TerminalEnv(AgentEnv):
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         assert self._task is not None and self._shell is not None
-        self._start = None
+        self._pooled_start = None
         command = require_string_argument(action, "command") if action.kind == "tool" else action.text
         limits = self._task.config.limits
         result = self._shell.run(command, timeout=limits.step_timeout_sec, max_output_bytes=limits.max_output_bytes)
@@ -194,8 +194,8 @@ class TerminalEnv(AgentEnv):
         return StepOutcome(text=text, extras=self._extras(result.exit_code, self._shell.cwd()), info=info)
 
     def _check(self, task: Task) -> dict[str, bool]:
-        if self._start is not None and self._start.checks is not None:
-            checks, self._start.checks = self._start.checks, None  # the reset's own checks, once
+        if self._pooled_start is not None and self._pooled_start.checks is not None:
+            checks, self._pooled_start.checks = self._pooled_start.checks, None  # the reset's own checks, once
             return checks
         return _checks(self.sandbox, self._checker, task)
 
@@ -282,8 +282,8 @@ class TerminalEnv(AgentEnv):
         return dict(self._artifacts)
 
     def _state_hash(self) -> str:
-        if self._start is not None:
-            return self._start.state_hash
+        if self._pooled_start is not None:
+            return self._pooled_start.state_hash
         return _workdir_hash(self.sandbox, self._checker)
 
     def oracle_actions(self, variant: str = "oracle") -> list[Any]:
@@ -305,7 +305,7 @@ class TerminalEnv(AgentEnv):
         return actions
 
     def _end(self) -> None:
-        self._start = None
+        self._pooled_start = None
         # The sandbox closes its own shells; closing ours first would make that slower
         # on the local backend (the namespace then takes about a second to die).
         self._shell = self._checker = None
