@@ -101,7 +101,7 @@ class DockerSandbox:
         self._res = _Resources(self._api)
         self._finalizer = weakref.finalize(self, self._res.release)
         self._shells: list[PersistentShell] = []
-        self._spares = SpareShells()
+        self._spares = SpareShells(self._new_shell)
         self._transports: list[DockerExecTransport] = []
         self._removers: list[threading.Thread] = []
         self._name = f"agentenvs-{uuid.uuid4().hex[:12]}"
@@ -227,11 +227,10 @@ class DockerSandbox:
 
     def shell(self) -> Shell:
         """A persistent bash in the container (about 1 ms a command); ``close`` ends it."""
-        return self._spares.take() or self._new_shell()
+        return self._spares.next()
 
     def warm(self, shells: int) -> None:
-        for _ in range(shells):
-            self._spares.add(self._new_shell())
+        self._spares.open(shells)
         self.state_checker().start()
 
     def _new_shell(self) -> PersistentShell:

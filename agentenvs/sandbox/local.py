@@ -112,7 +112,7 @@ class LocalSandbox:
         self._res = LocalResources(self.home)
         self._finalizer = weakref.finalize(self, self._res.release)
         self._snapshots: dict[str, Path] = {}
-        self._spares = SpareShells()
+        self._spares = SpareShells(self._new_shell)
         self._closed = False
         self._holder_lock = threading.Lock()
         try:
@@ -287,11 +287,10 @@ class LocalSandbox:
     def shell(self) -> Shell:
         """A persistent bash in the sandbox (about 0.3 ms a builtin). ``restore`` restarts it in place."""
         self._check_open()
-        return self._spares.take() or self._new_shell()
+        return self._spares.next()
 
     def warm(self, shells: int) -> None:
-        for _ in range(shells):
-            self._spares.add(self._new_shell())
+        self._spares.open(shells)
         self.state_checker().start()
 
     def _new_shell(self) -> PersistentShell:

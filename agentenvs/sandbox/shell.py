@@ -301,20 +301,24 @@ class PersistentShell:
 class SpareShells:
     """Shells a sandbox opened ahead of use (``Sandbox.warm``), handed out by its ``shell()`` first."""
 
-    def __init__(self) -> None:
+    def __init__(self, new_shell: Callable[[], PersistentShell]) -> None:
+        self._new_shell = new_shell
         self._shells: list[PersistentShell] = []
         self._lock = threading.Lock()
 
-    def add(self, shell: PersistentShell) -> None:
-        shell.start()
-        with self._lock:
-            self._shells.append(shell)
+    def open(self, count: int) -> None:
+        """Open ``count`` shells now (bash started) and keep them for ``next``."""
+        for _ in range(count):
+            shell = self._new_shell()
+            shell.start()
+            with self._lock:
+                self._shells.append(shell)
 
-    def take(self) -> PersistentShell | None:
-        """The oldest spare still open (``kill_all`` closes them), or None."""
+    def next(self) -> PersistentShell:
+        """The oldest spare still open (``kill_all`` closes them), else a new shell (started lazily)."""
         with self._lock:
             while self._shells:
                 shell = self._shells.pop(0)
                 if not shell.closed:
                     return shell
-        return None
+        return self._new_shell()

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from agentenvs.sandbox import SandboxSpec, create_sandbox
-
 SPIN = "sh -c 'while :; do :; done'"
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
-def sandbox(request):
-    if request.param == "docker":
-        request.getfixturevalue("docker_client")
-    sb = create_sandbox(request.param, SandboxSpec(memory_mb=256, pids=128))
-    yield sb
-    sb.close()
+@pytest.fixture
+def sandbox(either_sandbox):
+    return either_sandbox
 
 
 def _running(sb, pidfile: str) -> bool:

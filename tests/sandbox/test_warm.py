@@ -6,18 +6,14 @@ from __future__ import annotations
 import pytest
 
 from agentenvs.core.task import CheckSpec
-from agentenvs.sandbox import SandboxSpec, create_sandbox
+from agentenvs.sandbox import SandboxSpec
 from agentenvs.sandbox.checks import run_checks
 from agentenvs.sandbox.provision import EPISODE_SHELLS, Provisioner
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
-def sandbox(request):
-    if request.param == "docker":
-        request.getfixturevalue("docker_client")
-    sb = create_sandbox(request.param, SandboxSpec(memory_mb=256, pids=128))
-    yield sb
-    sb.close()
+@pytest.fixture
+def sandbox(either_sandbox):
+    return either_sandbox
 
 
 def _checker_process(sb):
