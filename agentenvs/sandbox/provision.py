@@ -24,8 +24,6 @@ from agentenvs.sandbox.pool import WarmPool
 LABEL_TASK = "agentenvs.task"
 
 
-#: How long ``close`` waits for each sandbox still closing (a container's removal is bounded by docker's own).
-CLOSE_TIMEOUT_S = 120.0
 #: Shells an episode opens at reset (the agent's and the checkers'): a pooled sandbox has them open.
 EPISODE_SHELLS = 2
 
@@ -39,24 +37,6 @@ def _make(backend: str, spec: SandboxSpec) -> Sandbox:
 
 #: What a family computes on a pooled sandbox before any episode takes it (its first checks, say).
 Prepare = Callable[[Sandbox, Task], Any]
-
-
-class BackgroundCloser:
-    """Closes sandboxes on threads of their own, so that a reset does not wait ~100-300 ms for the last
-    episode's container to be removed; ``join`` waits for every one (an env's ``close``)."""
-
-    def __init__(self) -> None:
-        self._threads: list[threading.Thread] = []
-
-    def close(self, sandbox: Sandbox) -> None:
-        closer = threading.Thread(target=sandbox.close, name="agentenvs-sandbox-close", daemon=True)
-        closer.start()
-        self._threads = [t for t in self._threads if t.is_alive()] + [closer]
-
-    def join(self) -> None:
-        for closer in self._threads:
-            closer.join(CLOSE_TIMEOUT_S)
-        self._threads = []
 
 
 def machine_network(backend: str) -> str:
@@ -86,7 +66,6 @@ class Provisioner:
         self.backend = backend
         self.network = network
         self._pool = WarmPool(size=pool_size, factory=self._make_warm) if pool_size > 0 else None
-        self._closer = BackgroundCloser()
         self._prepare = prepare
         #: The tasks the pool makes sandboxes for, by id (a pooled sandbox's spec carries the id as a label).
         self._tasks: dict[str, Task] = {}
@@ -202,14 +181,11 @@ class Provisioner:
         return self._pool.wait_ready(self.backend, self.spec_for(task), timeout=timeout)
 
     def release(self, sandbox: Sandbox) -> None:
-        """Give a sandbox back; it is closed in the background (a container takes ~100 ms to remove),
-        so the next reset does not wait for it. ``close`` waits for every one."""
         if self._pool is not None:
             self._pool.release(sandbox)
         else:
-            self._closer.close(sandbox)
+            sandbox.close()
 
     def close(self) -> None:
-        self._closer.join()
         if self._pool is not None:
             self._pool.close()

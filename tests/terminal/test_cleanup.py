@@ -52,6 +52,29 @@ def test_close_leaves_nothing(make_env: Any, backend: str) -> None:
         assert _processes_of(me) == []
 
 
+def test_a_reset_that_fails_gives_its_sandbox_back(tmp_path: Path, make_env: Any, backend: str) -> None:
+    from pytest import raises
+
+    from agentenvs.core.errors import SandboxError
+    from agentenvs.core.task import load_task
+    from tests.terminal.harbor_tasks import write_task
+
+    broken = write_task(
+        tmp_path / "bench" / "broken-setup",
+        toml='[[steps]]\nname = "first"\n',
+        instruction=None,
+        files={"steps/first/instruction.md": "Do it.", "steps/first/workdir/setup.sh": "exit 3\n"},
+    )
+    env = make_env(load_task(broken))
+    with raises(SandboxError, match="setup.sh exited with 3"):
+        env.reset(seed=0)
+    me = os.getpid()
+    if backend == "docker":
+        assert _docker_leftovers(me) == [], "the failed reset's container is removed at once"
+    else:
+        assert _sandbox_dirs(me) == []
+
+
 def test_crashed_env_process_leaves_nothing(backend: str) -> None:
     script = textwrap.dedent(
         f"""

@@ -52,7 +52,7 @@ from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec, Shell
 from agentenvs.sandbox.pool import WarmPool
-from agentenvs.sandbox.provision import LABEL_TASK, BackgroundCloser
+from agentenvs.sandbox.provision import LABEL_TASK
 
 ORACLE_DIR = "/tmp/.agentenvs-oracle"
 IMPORTS = "repository imports"
@@ -121,7 +121,6 @@ class SWEEnv(AgentEnv):
         self._pool = WarmPool(pool_size, factory=self._pooled_sandbox) if pool_size > 0 else None
         #: The tasks the pool prepares sandboxes for, by id (its sandboxes' specs carry the id as a label).
         self._pool_tasks: dict[str, tuple[Task, SWEInstance]] = {}
-        self._closer = BackgroundCloser()
         #: The repository's state read when the pool prepared each sandbox (nothing runs there until taken).
         self._prepared: weakref.WeakKeyDictionary[Sandbox, RepoState] = weakref.WeakKeyDictionary()
         self._prepared_lock = threading.Lock()
@@ -211,7 +210,7 @@ class SWEEnv(AgentEnv):
         if self._pool is not None:
             self._pool.release(sandbox)
         else:
-            self._closer.close(sandbox)
+            sandbox.close()
 
     def _scrubbed(self, sandbox: Sandbox) -> Sandbox:
         """Kill every process the last episode left and wipe what it could write outside the repository."""
@@ -457,7 +456,6 @@ class SWEEnv(AgentEnv):
         self._drop_checker()
         self._drop_sandbox(self._sandbox)
         self._sandbox = None
-        self._closer.join()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

@@ -139,12 +139,16 @@ class TerminalEnv(AgentEnv):
         self._warnings = [*task.warnings, *self._provisioner.warnings_for(task)]
         self._artifacts, self._step_index, self._step_results, self._stopped_early = {}, 0, [], ""
         self._sandbox = self._provisioner.acquire(task)
-        self._pooled_start = self._provisioner.prepared(self._sandbox)
-        if self._pooled_start is None:
-            prepare_checks(self._sandbox, task.config.checkpoints)
-        self._open_shells(make_log_dirs=self._pooled_start is None)
-        if task.steps:
-            self._start_step(task.steps[0])
+        try:
+            self._pooled_start = self._provisioner.prepared(self._sandbox)
+            if self._pooled_start is None:
+                prepare_checks(self._sandbox, task.config.checkpoints)
+            self._open_shells(make_log_dirs=self._pooled_start is None)
+            if task.steps:
+                self._start_step(task.steps[0])
+        except BaseException:
+            self._end()  # a reset that fails gives its sandbox back at once, not at garbage collection
+            raise
         info = {"warnings": list(self._warnings)} if self._warnings else {}
         return StepOutcome(text="", extras=self._extras(0, self._sandbox.spec.workdir), info=info)
 
