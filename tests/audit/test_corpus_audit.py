@@ -32,7 +32,7 @@ def _report(audits: list) -> dict[str, list[str]]:
             r = finding.result
             problems.setdefault(audit.task_id, []).append(
                 f"{finding.hack} ({finding.reason}): score {r.score}, {r.error_kind or ''} {r.error or ''} "
-                f"{r.verifier_detail[-200:]}"
+                f"{r.usable_detail or ''} {r.verifier_detail[-200:]}"
             )
         for result in audit.errors:
             problems.setdefault(audit.task_id, []).append(f"{result.hack} did not run: {result.error}")
