@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import evaluators
@@ -56,12 +55,6 @@ def _outside(specs: Sequence[CheckSpec]) -> list[int]:
     return [i for i, spec in enumerate(specs) if not _live(spec.check)]
 
 
-def prepare_checks(sandbox: Sandbox, specs: Sequence[CheckSpec]) -> None:
-    """Start the sandbox's state checker if ``specs`` need it, so it loads while the env does other work."""
-    if _outside(specs):
-        sandbox.state_checker().start()
-
-
 def run_checks(
     sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float = 30.0, shell: Shell | None = None
 ) -> list[CheckResult]:
@@ -71,7 +64,7 @@ def run_checks(
     process on the host reading the sandbox's files as data, see
     :mod:`.state_checker`); checks that need the agent's processes or network
     (``evaluators.is_live``) run in the sandbox, through ``shell`` when given.
-    One round trip each per step, the two at the same time.
+    One round trip each per step.
     """
     results: list[CheckResult | None] = [None] * len(specs)
     outside = _outside(specs)
@@ -87,14 +80,9 @@ def run_checks(
         for i, item in zip(inside, _in_sandbox(sandbox, [specs[i] for i in inside], timeout, shell), strict=True):
             results[i] = item
 
-    if outside and inside:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(run_outside)
-            run_inside()
-            pending.result()
-    elif outside:
+    if outside:
         run_outside()
-    elif inside:
+    if inside:
         run_inside()
     return [r if r is not None else CheckResult.error("not evaluated") for r in results]
 

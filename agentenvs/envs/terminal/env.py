@@ -32,7 +32,7 @@ from agentenvs.envs.terminal.steps import StepResult, below_minimum, payment, ro
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
-from agentenvs.sandbox.checks import prepare_checks, run_checks, run_in
+from agentenvs.sandbox.checks import run_checks, run_in
 from agentenvs.sandbox.provision import Provisioner
 
 LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
@@ -141,8 +141,6 @@ class TerminalEnv(AgentEnv):
         self._sandbox = self._provisioner.acquire(task)
         try:
             self._pooled_start = self._provisioner.prepared(self._sandbox)
-            if self._pooled_start is None:
-                prepare_checks(self._sandbox, task.config.checkpoints)
             self._open_shells(make_log_dirs=self._pooled_start is None)
             if task.steps:
                 self._start_step(task.steps[0])
