@@ -50,11 +50,6 @@ def _live(name: str) -> bool:
         return False  # an unknown checker: the batch reports it, wherever it runs
 
 
-def _outside(specs: Sequence[CheckSpec]) -> list[int]:
-    """Which of ``specs`` the state checker runs (those that read files only)."""
-    return [i for i, spec in enumerate(specs) if not _live(spec.check)]
-
-
 def run_checks(
     sandbox: Sandbox, specs: Sequence[CheckSpec], timeout: float = 30.0, shell: Shell | None = None
 ) -> list[CheckResult]:
@@ -67,23 +62,16 @@ def run_checks(
     One round trip each per step.
     """
     results: list[CheckResult | None] = [None] * len(specs)
-    outside = _outside(specs)
+    outside = [i for i, spec in enumerate(specs) if not _live(spec.check)]
     inside = sorted(set(range(len(specs))) - set(outside))
-
-    def run_outside() -> None:
+    if outside:
         batch = [{"check": specs[i].check, "args": specs[i].args} for i in outside]
         answer = sandbox.state_checker().run(batch, timeout=timeout)
         for i, item in zip(outside, _decoded(answer, len(outside)), strict=True):
             results[i] = item
-
-    def run_inside() -> None:
+    if inside:
         for i, item in zip(inside, _in_sandbox(sandbox, [specs[i] for i in inside], timeout, shell), strict=True):
             results[i] = item
-
-    if outside:
-        run_outside()
-    if inside:
-        run_inside()
     return [r if r is not None else CheckResult.error("not evaluated") for r in results]
 
 
