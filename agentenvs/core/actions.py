@@ -58,6 +58,10 @@ def _looks_like_json(text: str) -> bool:
     return stripped.startswith(("{", "[")) and stripped.endswith(("}", "]"))
 
 
+_TOO_LARGE = f"the action is larger than the limit of {MAX_ACTION_CHARS} characters"
+_TOO_DEEP = f"the action nests deeper than {MAX_ACTION_DEPTH} levels"
+
+
 def action_problem(action: Any) -> str | None:
     """Why ``action`` is too large or too deeply nested to take, or ``None``.
 
@@ -67,8 +71,7 @@ def action_problem(action: Any) -> str | None:
     JSON text (a string that looks like an object or array) is measured for
     nesting before anyone parses it.
     """
-    too_large = f"the action is larger than the limit of {MAX_ACTION_CHARS} characters"
-    too_deep = f"the action nests deeper than {MAX_ACTION_DEPTH} levels"
+    too_large, too_deep = _TOO_LARGE, _TOO_DEEP
     size = 0
     stack: list[tuple[Any, int]] = [(action, 1)]
     while stack:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import secrets
 import time
-import uuid
 from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -50,7 +50,7 @@ from agentenvs.harness.policies import (
 )
 from agentenvs.harness.policies.trace import split_trace
 from agentenvs.harness.rendering import STEP_BUDGET_SPENT
-from agentenvs.harness.rundir import TrajectoryWriter
+from agentenvs.harness.trajectory import TrajectoryWriter
 
 T = TypeVar("T")
 
@@ -255,7 +255,7 @@ class EpisodePlayer:
         if self.policy.needs_oracle:
             oracle = lane.env_call(d.env, "oracle_actions()", handle.oracle_actions_blocking)
         start = EpisodeStart(
-            episode_id=uuid.uuid4().hex,
+            episode_id=secrets.token_hex(16),
             task_id=task.full_id,
             family=str(meta["family"] or task.family),
             trial=trial,

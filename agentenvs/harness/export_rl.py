@@ -140,7 +140,7 @@ def _faithful(step: dict[str, Any]) -> bool:
 def episode_record(run: RunDir, run_info: dict[str, Any], episode: dict[str, Any]) -> dict[str, Any]:
     """One episode as a training record, its steps with their request messages (``prompt_messages``)."""
     task_id, trial = episode["task_id"], int(episode["trial"])
-    lines = run.read_steps(task_id, trial)
+    lines = run.steps_of(episode)
     start = lines[0] if lines and lines[0].get("step") == 0 else {}
     taken = [s for s in lines if isinstance(s.get("step"), int) and s["step"] >= 1]
     images = _Images(run, run.trajectory_dir(task_id, trial))
@@ -210,7 +210,7 @@ def _without_requests(record: dict[str, Any]) -> dict[str, Any]:
 
 def _write_jsonl(rows: list[dict[str, Any]], path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with open(tmp, "wb") as fh:
         for row in rows:
             fh.write(encode_line(row))
     os.replace(tmp, path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import itertools
 import threading
 import time
 import traceback
@@ -25,7 +26,7 @@ from agentenvs.harness.config import RunConfig
 from agentenvs.harness.episode import Deadlines, EpisodeInfraError, EpisodePlayer
 from agentenvs.harness.executor import CLOSE_GRACE_SEC, Executor, run_in_thread
 from agentenvs.harness.lane import Abandoned, Lane
-from agentenvs.harness.rundir import TrajectoryWriter
+from agentenvs.harness.trajectory import StepsFile, TrajectoryWriter
 
 #: How often the watchdog looks at a lane that is not in an env call. A call that starts
 #: between two looks is seen at the next one, so this bounds how late a deadline can fire.
@@ -40,11 +41,14 @@ class Job:
     trial: int
     deadlines: Deadlines
     player: EpisodePlayer
-    trajectory: Path
+    #: The episode's folder in the run (``trajectories/<task>/<trial>``), for its images and artifacts.
+    trajectory: str
     started: str
     t0: float
     attempt: int = 0
     infra_errors: list[dict[str, Any]] = field(default_factory=list)
+    #: Where the last attempt's steps are (``TrajectoryWriter.close``); None before one is written.
+    steps_at: dict[str, Any] | None = None
 
 
 class Lanes:
@@ -61,6 +65,7 @@ class Lanes:
         config: RunConfig,
         executor: Executor,
         *,
+        run_path: Path,
         queue: collections.deque[tuple[Task, int]],
         make_job: Callable[[Task, int], Job],
         record: Callable[[asyncio.AbstractEventLoop, Job, dict[str, Any] | None], None],
@@ -70,6 +75,8 @@ class Lanes:
     ):
         self.config = config
         self.executor = executor
+        self._run_path = run_path
+        self._steps_numbers = itertools.count()
         self._queue = queue
         self._make_job = make_job
         self._record = record
@@ -79,7 +86,7 @@ class Lanes:
 
     # -- episodes (in lane threads) ---------------------------------------------
 
-    def _attempt(self, lane: Lane, job: Job) -> dict[str, Any]:
+    def _attempt(self, lane: Lane, job: Job, steps: StepsFile) -> dict[str, Any]:
         """One attempt at ``job``'s episode: make the env, play it, close it."""
         task, trial = job.task, job.trial
         seed = self.config.seed_for(trial)
@@ -104,7 +111,7 @@ class Lanes:
             except InfraError as exc:
                 raise EpisodeInfraError(f"making the env failed: {exc}") from None
             lane.hold(handle=handle)
-            writer = TrajectoryWriter(job.trajectory, save_images=self.config.save_images)
+            writer = TrajectoryWriter(job.trajectory, steps, save_images=self.config.save_images)
             try:
                 result = job.player.play(lane, handle, task, trial, seed, writer)
             except InfraError as exc:
@@ -113,19 +120,19 @@ class Lanes:
                 if lane.stopping:
                     writer.discard()
                 else:
-                    writer.close()
+                    job.steps_at = writer.close() or job.steps_at
         finally:
             lane.release()
         return {"seed": seed, **vars(result)}
 
-    def _play_job(self, lane: Lane, job: Job) -> None:
+    def _play_job(self, lane: Lane, job: Job, steps: StepsFile) -> None:
         """Attempts until one is scored or retries run out, then the episode's line."""
         outcome: dict[str, Any] | None = None
         while True:
             lane.job = job
             retry = False
             try:
-                outcome = self._attempt(lane, job)
+                outcome = self._attempt(lane, job, steps)
             except EpisodeInfraError as exc:
                 job.infra_errors.append({"attempt": job.attempt, "error": str(exc), "retryable": exc.retryable})
                 retry = exc.retryable
@@ -147,15 +154,19 @@ class Lanes:
     def _lane(self, lane: Lane, first: Job | None) -> None:
         """A worker thread's life: play queued episodes back to back until the queue is empty or the run stops."""
         job = first
-        while not lane.stopping:
-            if job is None:
-                try:
-                    task, trial = self._queue.popleft()
-                except IndexError:
-                    return
-                job = self._make_job(task, trial)
-            self._play_job(lane, job)
-            job = None
+        steps = StepsFile(self._run_path, self._steps_numbers)
+        try:
+            while not lane.stopping:
+                if job is None:
+                    try:
+                        task, trial = self._queue.popleft()
+                    except IndexError:
+                        return
+                    job = self._make_job(task, trial)
+                self._play_job(lane, job, steps)
+                job = None
+        finally:
+            steps.close()
 
     # -- lanes (on the event loop) -----------------------------------------------
 

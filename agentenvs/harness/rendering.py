@@ -239,5 +239,5 @@ def family_of(task_id: str, known: dict[str, str]) -> str:
 
 def load_episode(run: RunDir, record: dict[str, Any], known: dict[str, str], *, with_steps: bool = True) -> EpisodeView:
     """An episode of ``run`` read back for display (its steps only when ``with_steps``)."""
-    steps = run.read_steps(record["task_id"], int(record["trial"])) if with_steps else []
+    steps = run.steps_of(record) if with_steps else []
     return episode_view(record, steps, family_of(record["task_id"], known))

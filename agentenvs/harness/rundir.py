@@ -3,14 +3,16 @@
     run.json                              config, versions, tasks (with content hashes), policy
     episodes.jsonl                        one line per finished episode (appended, fsynced)
     superseded.jsonl                      infra episode lines that ``--retry-infra`` took out to replay
-    trajectories/<task>/<trial>/steps.jsonl  one line per step (+ images/ as PNG)
+    trajectories/steps-<n>.jsonl          each lane's episodes' steps, one block per episode (trajectory.py)
+    trajectories/<task>/<trial>/          the episode's images/ and artifacts/, when it has any
     summary.json                          the scores (scoring.py)
     report.html                           the report (report.py)
 
 A line of ``episodes.jsonl`` is written whole and flushed at once (and
 fsynced soon after), so a killed run leaves at most one partial trailing
 line; readers ignore it and ``repair`` cuts it off before a resumed run
-appends. docs/run-format.md
+appends. Runs of format 1 kept each episode's steps in
+``trajectories/<task>/<trial>/steps.jsonl``; they still open. docs/run-format.md
 describes every field.
 """
 
@@ -18,14 +20,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
-RUN_FORMAT_VERSION = 1
+RUN_FORMAT_VERSION = 2
+
+#: What an episode line's ``steps_at["file"]`` may name; anything else (a bundle is untrusted) is refused.
+STEPS_FILE = re.compile(r"trajectories/steps-[0-9]{1,9}\.jsonl")
 
 
 def episode_key(task_id: str, trial: int) -> tuple[str, int]:
@@ -47,6 +53,7 @@ class RunDir:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._records: tuple[tuple[int, int], dict[tuple[str, int], dict[str, Any]]] | None = None
 
     @property
     def run_json(self) -> Path:
@@ -159,16 +166,54 @@ class RunDir:
             log.append(record)
 
     def read_steps(self, task_id: str, trial: int) -> list[dict[str, Any]]:
-        path = self.trajectory_dir(task_id, trial) / "steps.jsonl"
-        if not path.is_file():
-            return []
+        """The steps of the episode's last recorded line (a format-1 run's directory if it has none)."""
+        record = self._latest_records().get(episode_key(task_id, trial))
+        return self.steps_of(record or {"task_id": task_id, "trial": trial})
+
+    def steps_of(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The steps an episode line points at: its block of a lane's steps file, or its ``steps.jsonl``."""
+        at = record.get("steps_at")
+        if at is None:  # format 1
+            folder = record.get("trajectory") or self.trajectory_dir(record["task_id"], record["trial"])
+            path = self.path / folder / "steps.jsonl"
+            data = path.read_bytes() if path.is_file() else b""
+        else:
+            name, offset, length = _steps_at(at)
+            with open(self.path / name, "rb") as fh:
+                fh.seek(offset)
+                data = fh.read(length)
         steps = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in data.splitlines():
             try:
                 steps.append(json.loads(line))
             except json.JSONDecodeError:
                 break
         return steps
+
+    def _latest_records(self) -> dict[tuple[str, int], dict[str, Any]]:
+        """Each episode's last line, read again only when ``episodes.jsonl`` changed."""
+        try:
+            stat = self.episodes_jsonl.stat()
+            stamp = (stat.st_size, stat.st_mtime_ns)
+        except FileNotFoundError:
+            stamp = (0, 0)
+        cached = self._records
+        if cached is None or cached[0] != stamp:
+            cached = self._records = (stamp, {episode_key(e["task_id"], e["trial"]): e for e in self.read_episodes()})
+        return cached[1]
+
+
+def _steps_at(at: Any) -> tuple[str, int, int]:
+    """``steps_at`` checked: a lane's steps file of this run and a byte range, or ``ValueError``."""
+    try:
+        name, offset, length = at["file"], at["offset"], at["length"]
+    except (KeyError, TypeError):
+        raise ValueError(f"steps_at must have file, offset and length: {at!r}") from None
+    if not isinstance(name, str) or not STEPS_FILE.fullmatch(name):
+        raise ValueError(f"steps_at names {name!r}, not a steps file of the run")
+    if not all(type(v) is int and v >= 0 for v in (offset, length)):
+        raise ValueError(f"steps_at's offset and length must be whole numbers: {at!r}")
+    return name, offset, length
 
 
 class EpisodeLog:
@@ -186,7 +231,7 @@ class EpisodeLog:
 
     def append(self, record: dict[str, Any]) -> None:
         """Safe to call from several threads: each line goes out with one write."""
-        line = encode_line(record).encode("utf-8")
+        line = encode_line(record)
         with self._lock:
             self._fh.write(line)
             self._fh.flush()
@@ -212,95 +257,6 @@ class EpisodeLog:
         self.close()
 
 
-class TrajectoryWriter:
-    """Writes one episode's ``steps.jsonl`` and images into a fresh directory.
-
-    Lines are buffered and written ``FLUSH_LINES`` at a time, with one
-    write each, and the rest at ``close``: the episode's line in
-    ``episodes.jsonl`` is the commit point, written after ``close``.
-    """
-
-    FLUSH_LINES = 64
-
-    def __init__(self, directory: Path, *, save_images: bool = True):
-        self.directory = directory
-        self.save_images = save_images
-        self._lines: list[str] = []
-        self._fd: int | None = None
-        self._closed = False
-
-    def _open(self) -> int:
-        path = str(self.directory)
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            shutil.rmtree(path)
-            os.mkdir(path)
-        except FileNotFoundError:
-            os.makedirs(path)
-        self._fd = os.open(os.path.join(path, "steps.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        return self._fd
-
-    def write(self, record: dict[str, Any], images: dict[str, bytes]) -> None:
-        if images and self.save_images:
-            if self._fd is None:
-                self._open()
-            (self.directory / "images").mkdir(exist_ok=True)
-            paths = {}
-            for key, png in images.items():
-                rel = f"images/step_{record['step']:04d}_{key}.png"
-                (self.directory / rel).write_bytes(png)
-                paths[key] = rel
-            record["images"] = paths
-        self._lines.append(encode_line(record))
-        if len(self._lines) >= self.FLUSH_LINES:
-            self.flush()
-
-    def write_files(self, folder: str, files: dict[str, bytes]) -> list[str]:
-        """Write ``files`` (relative paths) under ``folder``; paths that would leave it are skipped.
-        Returns what was written, relative to the trajectory directory."""
-        written = []
-        base = (self.directory / folder).resolve()
-        for rel, data in sorted(files.items()):
-            target = (base / rel).resolve()
-            if base not in target.parents:
-                continue
-            if self._fd is None:
-                self._open()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            written.append(str(target.relative_to(self.directory.resolve())))
-        return written
-
-    def flush(self) -> None:
-        """Write the buffered lines (creating the directory on first use)."""
-        fd = self._open() if self._fd is None else self._fd
-        if self._lines:
-            data = "".join(self._lines).encode("utf-8")
-            self._lines.clear()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-
-    def close(self) -> None:
-        """Written out, not fsynced: the episode's line in ``episodes.jsonl`` is the commit point."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self.flush()
-        finally:
-            if self._fd is not None:
-                os.close(self._fd)
-
-    def discard(self) -> None:
-        """Drop what is buffered and write nothing more (an abandoned attempt)."""
-        self._closed = True
-        self._lines.clear()
-        if self._fd is not None:
-            os.close(self._fd)
-
-
 def _json_default(value: Any) -> Any:
     """Numpy values as Python values; anything else unknown as its ``str``."""
     if isinstance(value, np.generic):
@@ -310,15 +266,16 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=_json_default)
+_LINE_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
-def encode_line(record: dict[str, Any]) -> str:
-    """One JSON line (with its newline), fast: one shared C encoder, no circularity check."""
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One JSON line (with its newline) in UTF-8. orjson, because the standard library's encoder cost more
+    than a fast env's step; what orjson refuses (an integer past 64 bits, a tuple key) goes the slow way."""
     try:
-        return _LINE.encode(record) + "\n"
-    except (TypeError, ValueError, RecursionError):  # keys that are not strings, or a cycle: the slow, forgiving way
-        return json.dumps(_plain(record), ensure_ascii=False, default=_json_default) + "\n"
+        return orjson.dumps(record, default=_json_default, option=_LINE_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        return (json.dumps(_plain(record), ensure_ascii=False, default=_json_default) + "\n").encode()
 
 
 def _plain(value: Any) -> Any:

@@ -208,7 +208,7 @@ class Runner:
         return Job(
             task=task, trial=trial, deadlines=deadlines,
             player=EpisodePlayer(self.policy, self._policy_slots, deadlines, feedback=self.config.policy_feedback),
-            trajectory=self.run_dir.trajectory_dir(task.full_id, trial), started=_now(), t0=time.monotonic(),
+            trajectory=f"trajectories/{task.full_id}/{trial}", started=_now(), t0=time.monotonic(),
         )  # fmt: skip
 
     def _record(self, loop: asyncio.AbstractEventLoop, job: Job, outcome: dict[str, Any] | None) -> None:
@@ -223,8 +223,10 @@ class Runner:
             "started_at": job.started,
             "finished_at": _now(),
             "elapsed_sec": round(time.monotonic() - job.t0, 6),
-            "trajectory": f"trajectories/{job.task.full_id}/{job.trial}",
+            "trajectory": job.trajectory,
         }
+        if job.steps_at is not None:
+            record["steps_at"] = job.steps_at
         if outcome is not None:
             record.update(outcome)
         else:
@@ -286,6 +288,7 @@ class Runner:
         workers = Lanes(
             self.config,
             self.executor,
+            run_path=self.run_dir.path,
             queue=queue,
             make_job=self._job,
             record=self._record,

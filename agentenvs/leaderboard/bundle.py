@@ -104,18 +104,19 @@ def _write_bundle(run: RunDir, root: Path, board: str, redact: bool) -> None:
     episodes = run.read_episodes()
     root.mkdir(parents=True)
     write_json_atomic(root / "run.json", meta)
-    kept = [{k: v for k, v in e.items() if k not in REDACTED_EPISODE_FIELDS} if redact else e for e in episodes]
-    (root / "episodes.jsonl").write_text("".join(encode_line(e) for e in kept), encoding="utf-8")
+    dropped = {"steps_at", *(REDACTED_EPISODE_FIELDS if redact else ())}  # a bundle keeps a steps.jsonl per episode
+    kept = [{k: v for k, v in e.items() if k not in dropped} for e in episodes]
+    (root / "episodes.jsonl").write_bytes(b"".join(encode_line(e) for e in kept))
     for record in episodes:
         source = run.path / record["trajectory"]
         target = root / record["trajectory"]
-        if redact:
+        if redact or not source.is_dir():
             target.mkdir(parents=True, exist_ok=True)
         else:  # images and artifacts as they are; steps.jsonl is written below, with its hashes
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("steps.jsonl"))
-        steps = run.read_steps(record["task_id"], record["trial"])
+        steps = run.steps_of(record)
         lines = [_bundle_step(s, source, redact) for s in steps]
-        (target / "steps.jsonl").write_text("".join(encode_line(s) for s in lines), encoding="utf-8")
+        (target / "steps.jsonl").write_bytes(b"".join(encode_line(s) for s in lines))
     seal(
         root,
         {

@@ -27,3 +27,20 @@ def run_config(tasks: list[str], policy: str, **kwargs):
 
 
 ALL_TOY = [f"toy/reach-{n}" for n in TARGETS]
+
+
+def rewrite_steps(run_path: Path, task_id: str, trial: int, edit) -> None:
+    """Replace an episode's recorded steps by ``edit(steps)``: the new lines go to a steps file of their own
+    and the episode's line points at them, as the runner would have written them."""
+    from agentenvs.harness.rundir import RunDir, encode_line
+
+    run = RunDir(run_path)
+    episodes = run.read_episodes()
+    record = next(e for e in episodes if (e["task_id"], e["trial"]) == (task_id, trial))
+    data = b"".join(encode_line(s) for s in edit(run.steps_of(record)))
+    name = "trajectories/steps-900.jsonl"
+    offset = (run_path / name).stat().st_size if (run_path / name).exists() else 0
+    with open(run_path / name, "ab") as fh:
+        fh.write(data)
+    record["steps_at"] = {"file": name, "offset": offset, "length": len(data)}
+    run.episodes_jsonl.write_bytes(b"".join(encode_line(e) for e in episodes))

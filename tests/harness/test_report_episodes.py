@@ -13,7 +13,7 @@ import json
 import re
 from io import StringIO
 
-from conftest import ALL_TOY, run_config
+from conftest import ALL_TOY, rewrite_steps, run_config
 from markupsafe import escape
 from rich.console import Console
 from servers import Faults, chat_app, serve
@@ -72,11 +72,10 @@ def _replayed_run(tmp_path) -> RunDir:
         (TERMINAL, lambda steps: [*bash, "done"]),
         (GAME, lambda steps: ["look", *[s["action"] for s in steps[1:]]]),
     ):
-        path = RunDir(source).trajectory_dir(task_id, 0) / "steps.jsonl"
-        steps = [json.loads(line) for line in path.read_text().splitlines()]
-        actions = edit(steps)
-        lines = [steps[0], *({"step": n, "action": a} for n, a in enumerate(actions, start=1))]
-        path.write_text("".join(json.dumps(s) + "\n" for s in lines))
+        rewrite_steps(
+            source, task_id, 0,
+            lambda steps, edit=edit: [steps[0], *({"step": n, "action": a} for n, a in enumerate(edit(steps), start=1))],
+        )  # fmt: skip
     out = tmp_path / "replay"
     config = run_config([TERMINAL, GAME], "replay", options={"run": str(source)})
     asyncio.run(Runner(config, str(out)).run())

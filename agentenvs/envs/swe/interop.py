@@ -140,28 +140,19 @@ def export_preds(
     run_dir: str | Path, out: str | Path | None = None, *, model_name: str | None = None, trial: int = 0
 ) -> Path:
     """Write SWE-bench's ``preds.jsonl`` for the SWE episodes of one trial of a run."""
-    run_dir = Path(run_dir)
-    run_json = run_dir / "run.json"
-    if not run_json.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a run directory (no run.json)")
-    run = json.loads(run_json.read_text(encoding="utf-8"))
-    policy = run.get("policy") or {}
+    from agentenvs.harness.rundir import RunDir  # the run format's one reader
+
+    run = RunDir(run_dir)
+    meta = run.read_run()
+    policy = meta.get("policy") or {}
     name = model_name or policy.get("model") or policy.get("name") or "agentenvs"
-    target = Path(out) if out is not None else run_dir / "preds.jsonl"
-    episodes_file = run_dir / "episodes.jsonl"
-    episodes = []
-    if episodes_file.is_file():
-        for line in episodes_file.read_text(encoding="utf-8").splitlines():
-            try:
-                episodes.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
+    target = Path(out) if out is not None else run.path / "preds.jsonl"
     preds = []
-    for episode in sorted(episodes, key=lambda e: e.get("task_id", "")):
+    for episode in sorted(run.read_episodes(), key=lambda e: e.get("task_id", "")):
         task_id = str(episode.get("task_id", ""))
         if not task_id.startswith("swe/") or int(episode.get("trial", 0)) != trial:
             continue
-        final = _final_info(run_dir / "trajectories" / task_id / str(trial) / "steps.jsonl")
+        final = _final_info(run.steps_of(episode), task_id.rsplit("/", 1)[-1])
         if final is None:
             raise ValueError(
                 f"{task_id} trial {trial}: the run recorded no model_patch (was it an SWE episode that ended?)"
@@ -175,17 +166,11 @@ def export_preds(
     return target
 
 
-def _final_info(steps: Path) -> tuple[str, str] | None:
-    """The last recorded ``model_patch`` and its ``instance_id`` (the task id when unrecorded)."""
-    if not steps.is_file():
-        return None
+def _final_info(steps: list[dict[str, Any]], task_name: str) -> tuple[str, str] | None:
+    """The last recorded ``model_patch`` and its ``instance_id`` (the task's name when unrecorded)."""
     found = None
-    for line in steps.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            break
+    for record in steps:
         info = record.get("info") or {}
         if isinstance(info.get("model_patch"), str):
-            found = (info["model_patch"], str(info.get("instance_id") or steps.parent.parent.name))
+            found = (info["model_patch"], str(info.get("instance_id") or task_name))
     return found
