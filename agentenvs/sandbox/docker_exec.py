@@ -297,9 +297,14 @@ class ContainerProcesses:
             return note
 
     def kill_all_but_init(self) -> int:
-        """SIGKILL every process of the container except its init (the keeper)."""
+        """SIGKILL every process of the container except its init (the keeper).
+
+        The keeper's own ``sleep`` is killed too, and the keeper starts another at once; a round that
+        finds nothing but processes of the keeper's session (which only the keeper can start) ends the
+        loop, which otherwise chased the new ``sleep`` until its deadline (seen: 0.3-10 s a call).
+        """
         with self._lock:
-            return self._kill(lambda pid, _sid, _start: pid != self.init_pid)
+            return self._kill(lambda pid, _sid, _start: pid != self.init_pid, last=lambda sid: sid == self.init_pid)
 
     def kill_session(self, leader: int, *, since_ticks: int, leader_too: bool = False) -> int:
         """SIGKILL the processes of ``leader``'s session started at or after ``since_ticks`` (clock ticks since boot)."""
@@ -308,22 +313,25 @@ class ContainerProcesses:
                 lambda pid, sid, start: sid == leader and start >= since_ticks and (leader_too or pid != leader)
             )
 
-    def _kill(self, chosen: Any, timeout: float = 10.0) -> int:
-        """Freeze the cgroup, SIGKILL the processes ``chosen(pid, sid, start)`` picks, thaw, wait; repeat until none."""
+    def _kill(self, chosen: Any, timeout: float = 10.0, last: Any = None) -> int:
+        """Freeze the cgroup, SIGKILL the processes ``chosen(pid, sid, start)`` picks, thaw, wait; repeat until
+        none, or until every process a round killed is one that ``last(sid)`` says is respawned by design."""
         deadline = time.monotonic() + timeout
         killed: set[int] = set()
         while time.monotonic() < deadline:
             with self.cgroups.frozen():
-                victims = [pid for pid in self.cgroups.pids() if (st := _stat(pid)) and chosen(pid, *st)]
-                for pid in victims:
+                stats = {pid: st for pid in self.cgroups.pids() if (st := _stat(pid)) and chosen(pid, *st)}
+                for pid in stats:
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-            if not victims:
+            if not stats:
                 break
-            killed.update(victims)
-            wait_gone(victims, max(min(1.0, deadline - time.monotonic()), 0))
+            killed.update(stats)
+            wait_gone(list(stats), max(min(1.0, deadline - time.monotonic()), 0))
+            if last is not None and all(last(sid) for sid, _start in stats.values()):
+                break
         return len(killed)
 
 

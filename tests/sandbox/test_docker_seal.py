@@ -49,6 +49,18 @@ def test_kill_all_stops_daemons_and_keeps_files(sandbox: DockerSandbox) -> None:
     assert sandbox.shell().run("echo fresh", timeout=30).stdout.strip() == "fresh"
 
 
+def test_kill_all_does_not_chase_the_keepers_own_sleep(sandbox: DockerSandbox) -> None:
+    """The keeper starts a new ``sleep`` as soon as its old one dies; the kill loop once chased it, round after
+    round, until its 10 s deadline. Now a round that finds only the keeper's session's processes is the last."""
+    sandbox.shell().run("setsid sleep 300 >/dev/null 2>&1 </dev/null & disown; true", timeout=30)
+    procs = sandbox._processes()
+    if procs is None:
+        pytest.skip("no cgroup view of the container from this host")
+    killed = procs.kill_all_but_init()
+    assert 2 <= killed <= 5, killed  # the agent's sleep, its shell and the keeper's sleep (twice at most)
+    assert "300" not in sandbox.exec("ps -eo args=").stdout
+
+
 def test_seal_copies_work_and_leaves_out_toolchain_changes(sandbox: DockerSandbox) -> None:
     shell = sandbox.shell()
     shell.run(
