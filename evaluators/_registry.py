@@ -34,6 +34,7 @@ HOMES: dict[str, str] = {
     "file_owner": "files",
     "tree_hash": "files",
     "docx_contains": "osworld",
+    "pptx_contains": "osworld",
     "osworld": "osworld",
     "command_exit": "procs",
     "process_running": "procs",

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from evaluators import _state
 from evaluators._registry import ArgumentError, Result, check, require, result
-from evaluators.office import OfficeError, read_docx, read_xlsx
+from evaluators.office import OfficeError, read_docx, read_pptx, read_xlsx
 from evaluators.xlsx import position
 
 Metric = Callable[..., float]
@@ -280,6 +280,26 @@ def docx_contains(path: str, text: str, absent: bool = False) -> Result:
         return result(False, f"{path}: no readable DOCX")
     found = text in body
     return result(found != absent, f"{text!r} {'in' if found else 'not in'} {path}")
+
+
+@check("pptx_contains")
+def pptx_contains(path: str, text: str, slide: int | None = None, whole: bool = False, absent: bool = False) -> Result:
+    """A saved PPTX's text (of one slide, 1-based, in presentation order, if ``slide`` is given) contains ``text``.
+
+    With ``whole``, ``text`` must be a whole paragraph (one text box's line of its own); with
+    ``absent``, no longer does. A dense check like ``docx_contains``; an unreadable file, or a
+    slide the deck does not have, passes neither way.
+    """
+    try:
+        slides = read_pptx(_state.read_bytes(path))
+    except (FileNotFoundError, NotADirectoryError, _state.NotRegular, OfficeError, KeyError):
+        return result(False, f"{path}: no readable PPTX")
+    if slide is not None and not 1 <= slide <= len(slides):
+        return result(False, f"{path} has {len(slides)} slides, not slide {slide}")
+    where = [slides[slide - 1]] if slide is not None else slides
+    found = any(text == p if whole else text in p for paragraphs in where for p in paragraphs)
+    place = f"slide {slide} of {path}" if slide is not None else path
+    return result(found != absent, f"{text!r} {'in' if found else 'not in'} {place}")
 
 
 @check("osworld")

@@ -85,3 +85,19 @@ def test_docx_contains_reads_the_zipped_body(tmp_path):
     (tmp_path / "t.docx").write_text("Approved by the board.")  # not a DOCX: never a pass
     assert not run_check("docx_contains", {"path": str(tmp_path / "t.docx"), "text": "board"})["passed"]
     assert not run_check("docx_contains", {"path": str(tmp_path / "t.docx"), "text": "bored", "absent": True})["passed"]
+
+
+def test_pptx_contains_reads_slides_in_presentation_order(tmp_path):
+    deck = tmp_path / "d.pptx"
+    make_assets.write_pptx(deck, [("Agenda", ["Budget", "Hiring plan"]), ("Budget", [])])
+
+    def passed(**args) -> bool:
+        return run_check("pptx_contains", {"path": str(deck), **args})["passed"]
+
+    assert passed(text="Hiring") and passed(text="Hiring", slide=1) and not passed(text="Hiring", slide=2)
+    assert passed(text="Budget", slide=2, whole=True) and not passed(text="Budg", slide=2, whole=True)
+    assert passed(text="Draft", absent=True) and not passed(text="Agenda", absent=True)
+    assert not passed(text="Agenda", slide=3) and not passed(text="Draft", slide=3, absent=True)
+    (tmp_path / "t.pptx").write_text("Agenda")  # not a PPTX: never a pass
+    assert not run_check("pptx_contains", {"path": str(tmp_path / "t.pptx"), "text": "Agenda"})["passed"]
+    assert not run_check("pptx_contains", {"path": str(tmp_path / "t.pptx"), "text": "x", "absent": True})["passed"]
