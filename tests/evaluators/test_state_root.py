@@ -20,6 +20,7 @@ from tests.evaluators.conftest import put
 ROOT = Path(__file__).resolve().parents[2]
 LIVE = {"command_exit", "process_running", "port_listening"}
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 REPORT = '<testsuite><testcase classname="tests.test_a" name="test_ok"/></testsuite>'
 
 
@@ -37,6 +38,8 @@ def build(root: Path) -> dict[str, str]:
     os.chown(root / "app/note.txt", 4242, 4343)
     with zipfile.ZipFile(root / "app/memo.docx", "w") as docx:  # the body is all docx_contains reads
         docx.writestr("word/document.xml", f'<w:document xmlns:w="{W}"><w:body><w:p><w:r><w:t>Approved</w:t></w:r></w:p></w:body></w:document>')  # fmt: skip
+    with zipfile.ZipFile(root / "app/deck.pptx", "w") as pptx:  # one slide, found by name: all pptx_contains needs
+        pptx.writestr("ppt/slides/slide1.xml", f'<p:sld xmlns:p="p" xmlns:a="{A}"><a:p><a:r><a:t>Agenda</a:t></a:r></a:p></p:sld>')  # fmt: skip
     conn = sqlite3.connect(root / "app/shop.db")
     conn.executescript("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2);")
     conn.commit()
@@ -64,6 +67,7 @@ def passing_specs(facts: dict[str, str]) -> dict[str, dict]:
         "junit_report": {"path": "/app/report.xml"},
         "pytest_report": {"path": "/app/report.xml", "tests": ["tests/test_a.py::test_ok"]},
         "docx_contains": {"path": "/app/memo.docx", "text": "Approved"},
+        "pptx_contains": {"path": "/app/deck.pptx", "text": "Agenda", "slide": 1, "whole": True},
         "osworld": {
             "metrics": [
                 {
