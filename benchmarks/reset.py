@@ -75,7 +75,7 @@ def bench_fresh(backend: str, spec: SandboxSpec, rounds: int) -> list[float]:
     return times
 
 
-#: Where an env's reset spends its time: (class, method, phase). Whatever is left is "other".
+#: Where an env's reset spends its time: ("module:Class" or "module", method or function, phase). The rest is "other".
 PHASES = {
     "terminal": [
         ("agentenvs.envs.terminal.env:TerminalEnv", "_end", "close the last sandbox"),
@@ -87,8 +87,8 @@ PHASES = {
     "swe": [
         ("agentenvs.envs.swe.env:SWEEnv", "_drop_checker", "drop the checker"),
         ("agentenvs.envs.swe.env:SWEEnv", "_scrubbed", "scrub (reused sandbox)"),
-        ("agentenvs.envs.swe.env:SWEEnv", "_checked_out", "checked-out sandbox"),
-        ("agentenvs.envs.swe.env:SWEEnv", "_checkout", "checkout (reused sandbox)"),
+        ("agentenvs.envs.swe.sandboxes:RepoSandboxes", "checked_out", "checked-out sandbox"),
+        ("agentenvs.envs.swe.env", "checkout", "checkout (reused sandbox)"),
         ("agentenvs.envs.swe.env:SWEEnv", "_check", "checks"),
         ("agentenvs.envs.swe.env:SWEEnv", "_state_hash", "state hash"),
     ],
@@ -102,8 +102,9 @@ class PhaseClock:
         self.timing = False
         self._current: dict[str, float] = {}
         for where, method, label in PHASES[family]:
-            module, cls = where.split(":")
-            owner = getattr(importlib.import_module(module), cls)
+            module, _, cls = where.partition(":")  # a class's method, or a module's function
+            owner = importlib.import_module(module)
+            owner = getattr(owner, cls) if cls else owner
             setattr(owner, method, self._timed(getattr(owner, method), label))
 
     def _timed(self, fn, label: str):
@@ -156,7 +157,7 @@ def _wait_for_pool(env) -> None:
     if provisioner is not None:
         provisioner.wait_ready(env.task)
     else:
-        env._pool.wait_ready(env.backend, env._spec, timeout=120)
+        env._sandboxes.wait_ready(env.task, env._instance, timeout=120)
 
 
 def bench_bare_container(image: str, rounds: int) -> list[float]:

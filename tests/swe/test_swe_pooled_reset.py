@@ -15,10 +15,7 @@ def _pooled(task: Any, backend: str) -> SWEEnv:
 
 def _wait(env: SWEEnv, task: Any) -> None:
     """Let the pool make a sandbox, as it does while the last episode's agent works."""
-    spec = env._spec_for(task, _instance(task))
-    assert env._pool is not None
-    env._pool_tasks[task.full_id] = (task, _instance(task))
-    assert env._pool.wait_ready(backend=env.backend, spec=spec, timeout=180)
+    assert env._sandboxes.wait_ready(task, _instance(task), timeout=180)
 
 
 def _instance(task: Any) -> Any:

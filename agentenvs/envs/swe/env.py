@@ -21,8 +21,6 @@ repository (/tmp, HOME, the staging directories) is wiped before re-cloning.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -38,21 +36,11 @@ from agentenvs.envs.swe import branching
 from agentenvs.envs.swe.editor import Editor
 from agentenvs.envs.swe.grading import GradeReport, grade_patch
 from agentenvs.envs.swe.hacks import SWE_HACKS
-from agentenvs.envs.swe.instance import DEFAULT_IMAGE, SWEInstance, bundle_path, instance_of, wrong_patch
-from agentenvs.envs.swe.repo import (
-    SCRUB,
-    SETUP_TIMEOUT,
-    RepoState,
-    UngradableRepository,
-    checkout_bundle,
-    repo_state,
-    reset_in_place,
-)
+from agentenvs.envs.swe.instance import SWEInstance, instance_of, wrong_patch
+from agentenvs.envs.swe.repo import SCRUB, SETUP_TIMEOUT, RepoState, UngradableRepository, repo_state
+from agentenvs.envs.swe.sandboxes import RepoSandboxes, checkout
 from agentenvs.envs.swe.tools import BASH_TOOL, EDITOR_TOOL, PROMPT
-from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec, Shell
-from agentenvs.sandbox.pool import WarmPool
-from agentenvs.sandbox.provision import LABEL_TASK
 
 ORACLE_DIR = "/tmp/.agentenvs-oracle"
 IMPORTS = "repository imports"
@@ -113,17 +101,10 @@ class SWEEnv(AgentEnv):
         **kwargs: Any,
     ):
         super().__init__(task_id, **kwargs)
-        if backend not in ("local", "docker"):
-            raise ValueError(f"backend must be 'local' or 'docker', got {backend!r}")
+        self._sandboxes = RepoSandboxes(backend, pool_size)
         self.backend = backend
         self.fresh_sandbox = fresh_sandbox
         self.dense_checks = dense_checks
-        self._pool = WarmPool(pool_size, factory=self._pooled_sandbox) if pool_size > 0 else None
-        #: The tasks the pool prepares sandboxes for, by id (its sandboxes' specs carry the id as a label).
-        self._pool_tasks: dict[str, tuple[Task, SWEInstance]] = {}
-        #: The repository's state read when the pool prepared each sandbox (nothing runs there until taken).
-        self._prepared: weakref.WeakKeyDictionary[Sandbox, RepoState] = weakref.WeakKeyDictionary()
-        self._prepared_lock = threading.Lock()
         #: The state hash of this episode's start, while no action has run (``None``: read it).
         self._reset_digest: str | None = None
         self._sandbox: Sandbox | None = None
@@ -154,64 +135,6 @@ class SWEEnv(AgentEnv):
             raise SandboxError("no sandbox: call reset() first")
         return self._sandbox
 
-    def _spec_for(self, task: Task, instance: SWEInstance) -> SandboxSpec:
-        env = task.config.environment
-        if instance.repo_in_image and self.backend != "docker":
-            raise SandboxError(
-                f"{instance.instance_id}: its repository lives in the image {instance.image!r}, "
-                "so it runs only on the docker backend (backend='docker')"
-            )
-        return SandboxSpec(
-            image=instance.image or env.docker_image or DEFAULT_IMAGE,
-            workdir=env.workdir,
-            cpus=env.cpus,
-            memory_mb=env.memory_mb,
-            pids=env.pids,
-            env=dict(env.env),
-            labels={LABEL_TASK: task.full_id},
-        )
-
-    def _checked_out(self, spec: SandboxSpec, task: Task, instance: SWEInstance) -> Sandbox:
-        """A sandbox holding the repository at the base commit: from the warm pool, where it was made and
-        checked out ahead (off the reset's path), else made and checked out now."""
-        if self.backend == "docker":
-            _require_image(spec.image)
-        if self._pool is not None:
-            self._pool_tasks[task.full_id] = (task, instance)
-            return self._pool.acquire(self.backend, spec)
-        return self._new_checked_out(self.backend, spec, task, instance)
-
-    def _new_checked_out(self, backend: str, spec: SandboxSpec, task: Task, instance: SWEInstance) -> Sandbox:
-        sandbox = create_sandbox(backend, spec)
-        try:
-            self._checkout(sandbox, task, instance, spec.workdir)
-        except BaseException:
-            sandbox.close()
-            raise
-        return sandbox
-
-    def _pooled_sandbox(self, backend: str, spec: SandboxSpec) -> Sandbox:
-        """The pool's factory: a checked-out sandbox with the agent's shell open."""
-        task, instance = self._pool_tasks[spec.labels[LABEL_TASK]]
-        sandbox = self._new_checked_out(backend, spec, task, instance)
-        try:
-            sandbox.warm(1)
-            state = repo_state(sandbox, spec.workdir, instance.base_commit)
-        except BaseException:
-            sandbox.close()
-            raise
-        with self._prepared_lock:
-            self._prepared[sandbox] = state
-        return sandbox
-
-    def _drop_sandbox(self, sandbox: Sandbox | None) -> None:
-        if sandbox is None:
-            return
-        if self._pool is not None:
-            self._pool.release(sandbox)
-        else:
-            sandbox.close()
-
     def _scrubbed(self, sandbox: Sandbox) -> Sandbox:
         """Kill every process the last episode left and wipe what it could write outside the repository."""
         self._stop_agent()
@@ -221,22 +144,14 @@ class SWEEnv(AgentEnv):
         return sandbox
 
     def _drop_checker(self) -> None:
-        self._drop_sandbox(self._checker)
+        self._sandboxes.release(self._checker)
         self._checker, self._checker_snapshot, self._checker_used = None, None, False
-
-    def _checkout(self, sandbox: Sandbox, task: Task, instance: SWEInstance, workdir: str) -> None:
-        if instance.repo_in_image:
-            reset_in_place(sandbox, workdir, instance.base_commit)
-        else:
-            bundle = bundle_path(task)
-            assert bundle is not None
-            checkout_bundle(sandbox, bundle, workdir, instance.base_commit)
 
     # -- episode ------------------------------------------------------------------
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         instance = instance_of(task)
-        spec = self._spec_for(task, instance)
+        spec = self._sandboxes.spec_for(task, instance)
         # The family's own checkpoints, so ``info["progress"]`` weighs them.
         self._task = task.model_copy(
             update={"config": task.config.model_copy(update={"checkpoints": swe_checkpoints(instance)})}
@@ -246,16 +161,15 @@ class SWEEnv(AgentEnv):
         reuse = not self.fresh_sandbox and self._sandbox is not None and self._spec == spec and self._sandbox.alive()
         if reuse:
             try:
-                self._checkout(self._scrubbed(self.sandbox), task, instance, spec.workdir)
+                checkout(self._scrubbed(self.sandbox), task, instance, spec.workdir)
             except SandboxError:
                 reuse = False  # the agent left something that would not go: start afresh
         if not reuse:
-            self._drop_sandbox(self._sandbox)
+            self._sandboxes.release(self._sandbox)
             self._sandbox = None
-            self._sandbox = self._checked_out(spec, task, instance)
+            self._sandbox = self._sandboxes.checked_out(spec, task, instance)
             self._spec = spec
-        with self._prepared_lock:
-            prepared = self._prepared.pop(self._sandbox, None) if not reuse else None
+        prepared = self._sandboxes.prepared(self._sandbox) if not reuse else None
         self._reset_digest = prepared.digest if prepared is not None else None
         self._instance = instance
         self._agent_stopped = False
@@ -351,7 +265,7 @@ class SWEEnv(AgentEnv):
         if self._checker is not None and not self._checker.alive():
             self._drop_checker()
         if self._checker is None:
-            self._checker = self._checked_out(self._spec, task, instance)
+            self._checker = self._sandboxes.checked_out(self._spec, task, instance)
             self._checker_snapshot = self._checker.snapshot()
         elif self._checker_used:
             assert self._checker_snapshot is not None
@@ -396,11 +310,11 @@ class SWEEnv(AgentEnv):
         task, instance, spec = self._task, self._instance, self._spec
         if task is None or instance is None or spec is None:
             raise RuntimeError("call reset() before grade()")
-        grader = self._checked_out(spec, task, instance)
+        grader = self._sandboxes.checked_out(spec, task, instance)
         try:
             report = grade_patch(grader, instance, patch, spec.workdir, timeout=task.config.verifier.timeout_sec)
         finally:
-            self._drop_sandbox(grader)
+            self._sandboxes.release(grader)
         self.last_report = report
         return report
 
@@ -447,33 +361,13 @@ class SWEEnv(AgentEnv):
     def _end(self) -> None:
         if self.fresh_sandbox:
             self._shell = None
-            self._drop_sandbox(self._sandbox)
+            self._sandboxes.release(self._sandbox)
             self._sandbox = None
         else:
             self._stop_agent()
 
     def _release(self) -> None:
         self._drop_checker()
-        self._drop_sandbox(self._sandbox)
+        self._sandboxes.release(self._sandbox)
         self._sandbox = None
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
-
-
-def _require_image(image: str) -> None:
-    """A clear error, before any container is made, when an image is not in the local engine."""
-    import docker.errors
-
-    from agentenvs.sandbox.docker_engine import docker_client
-
-    try:
-        docker_client().images.get(image)
-    except docker.errors.ImageNotFound:
-        hint = (
-            "build it with SWE-bench's harness (python -m swebench.harness.run_evaluation --cache_level instance ...) "
-            "or `docker load` it"
-            if image.startswith("sweb.")
-            else "build it from the repository's Dockerfile (`make images`)"
-        )
-        raise SandboxError(f"the image {image!r} is not available locally and nothing is pulled: {hint}") from None
+        self._sandboxes.close()
