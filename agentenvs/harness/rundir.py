@@ -173,9 +173,8 @@ class RunDir:
     def steps_of(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """The steps an episode line points at: its block of a lane's steps file, or its ``steps.jsonl``."""
         at = record.get("steps_at")
-        if at is None:  # format 1
-            folder = record.get("trajectory") or self.trajectory_dir(record["task_id"], record["trial"])
-            path = self.path / folder / "steps.jsonl"
+        if at is None:  # format 1: its task and trial's folder, never a path the line names (bundles are untrusted)
+            path = self.trajectory_dir(record["task_id"], record["trial"]) / "steps.jsonl"
             data = path.read_bytes() if path.is_file() else b""
         else:
             name, offset, length = _steps_at(at)

@@ -73,6 +73,15 @@ def test_a_forged_steps_at_is_refused_not_followed(tmp_path, steps_at):
         run.steps_of({"task_id": "t/a", "trial": 0, "steps_at": steps_at})
 
 
+def test_a_format_1_line_cannot_point_its_steps_outside_the_run(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "steps.jsonl").write_bytes(encode_line({"step": 0, "observation": {"text": "not this run's"}}))
+    (tmp_path / "run").mkdir()
+    run = RunDir(tmp_path / "run")
+    assert run.steps_of({"task_id": "t/a", "trial": 0, "trajectory": "../outside"}) == []
+
+
 def test_a_discarded_attempt_is_taken_back_and_the_next_one_starts_where_it_began(tmp_path):
     steps = StepsFile(tmp_path, itertools.count())
     kept = TrajectoryWriter("trajectories/t/0", steps)
