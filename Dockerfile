@@ -19,6 +19,10 @@ ENV DEBIAN_FRONTEND=noninteractive \
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bash coreutils procps python3 python-is-python3 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+# What the host trusts, the images trust (scripts/install-system.sh copies the host's CA bundle):
+# builds of task images on these bases then reach PyPI and npm through a TLS-inspecting proxy.
+COPY .cache/host-ca-certificates.crt /usr/local/share/ca-certificates/agentenvs-host.crt
+RUN update-ca-certificates >/dev/null
 # An unprivileged user for tasks that run the agent as non-root; root stays the default.
 RUN useradd --create-home --uid 1000 --shell /bin/bash agent \
     && mkdir -p /app /logs /tests /opt/agentenvs \

@@ -20,6 +20,7 @@ from agentenvs.core.task import Task
 from agentenvs.gui_cli import gui_app
 from agentenvs.harness.cli import check_backend
 from agentenvs.harness.cli import register as register_harness
+from agentenvs.images_cli import images
 from agentenvs.leaderboard_cli import leaderboard_app
 from agentenvs.serve_cli import serve
 from agentenvs.swe_cli import swe_app
@@ -35,6 +36,7 @@ progress_console = Console(stderr=True)
 register_harness(app)
 app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
 app.command()(serve)
+app.command()(images)
 app.add_typer(gui_app, name="gui", help="Desktop tasks: import OSWorld's task JSON (--check for coverage).")
 app.add_typer(
     leaderboard_app, name="leaderboard", help="Leaderboards: bundle a run, verify it by replay, render a board."

@@ -108,6 +108,18 @@ fetch_web_wheels() {
     pillow==13.0.0 >/dev/null
 }
 
+# The host's CA bundle goes into every image (the system stage), so that pip, npm and curl in a
+# task's build trust what the host trusts (a TLS-inspecting proxy included). An empty file if none.
+copy_host_ca_bundle() {
+  local bundle="${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" dest="$ROOT/.cache/host-ca-certificates.crt"
+  mkdir -p "$ROOT/.cache"
+  if [ -f "$bundle" ]; then
+    cmp -s "$bundle" "$dest" || cp "$bundle" "$dest"
+  else
+    : >"$dest"
+  fi
+}
+
 build_stages() {
   local stage
   for stage in "${STAGES[@]}"; do
@@ -136,5 +148,6 @@ start_docker
 build_base_image
 fetch_gui_wheels
 fetch_web_wheels
+copy_host_ca_bundle
 build_stages
 create_sandbox_user

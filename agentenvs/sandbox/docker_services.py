@@ -247,10 +247,11 @@ def _images(task: Task, plan: ComposePlan, spec: SandboxSpec, client: Any) -> di
                 dockerfile=service.dockerfile,
                 build_args=service.build_args,
                 timeout=task.config.environment.build_timeout_sec,
+                substitute=False,  # a side service's stand-in would go unreported: only the main image's is
                 client=client,
             )
         else:
-            images[service.name] = local_image(service.image, client=client)
+            images[service.name] = local_image(service.image, client=client, substitute=False)
     return images
 
 

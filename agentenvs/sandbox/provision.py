@@ -70,6 +70,8 @@ class Provisioner:
         #: The tasks the pool makes sandboxes for, by id (a pooled sandbox's spec carries the id as a label).
         self._tasks: dict[str, Task] = {}
         self._prepared: weakref.WeakKeyDictionary[Sandbox, Any] = weakref.WeakKeyDictionary()
+        #: Each task's base-image substitution warnings, by id.
+        self._substitutions: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     def _make_warm(self, backend: str, spec: SandboxSpec) -> Sandbox:
@@ -133,8 +135,15 @@ class Provisioner:
         return granted, warnings
 
     def warnings_for(self, task: Task) -> list[str]:
-        """What the task asked for and will not get (the network), for ``info["warnings"]``."""
-        return self.network_plan(task)[1]
+        """What the task asked for and will not get (the network, a base image), for ``info["warnings"]``."""
+        warnings = self.network_plan(task)[1]
+        if self.backend == "docker":
+            from agentenvs.sandbox.images import substitution_warnings
+
+            if task.full_id not in self._substitutions:  # the engine's images do not change between resets
+                self._substitutions[task.full_id] = substitution_warnings(task)
+            warnings += self._substitutions[task.full_id]
+        return warnings
 
     def _workdir(self, task: Task, image: str) -> str:
         """Where the agent starts: ``[environment] workdir`` if the task names one, else the image's

@@ -1,0 +1,121 @@
+"""Base images that cannot be pulled: the substitution table, its stand-ins, their warnings, `agentenvs images`.
+
+``standin_tasks/active-users`` is ours, written as for Docker Hub: ``FROM
+python:3.12-slim``, an ``apt-get install`` and a ``pip install`` in its build.
+This machine has no python image, so the table's row stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import agentenvs
+from agentenvs.cli import app
+from agentenvs.core import load_task
+from agentenvs.core.errors import SandboxError, TaskFormatError
+from agentenvs.sandbox.images import SUBSTITUTE_LABEL, build_image, rewrite_bases, task_image
+from agentenvs.sandbox.substitutes import USER_TABLE_ENV, find_substitute, normalize, table
+from agentenvs.validate import validate_tasks
+
+TASK = Path(__file__).parent / "standin_tasks" / "active-users"
+
+
+def test_references_are_matched_as_docker_names_them():
+    assert normalize("python") == "python:latest"
+    assert normalize("docker.io/library/python:3.12-slim") == "python:3.12-slim"
+    assert normalize("localhost:5000/tool") == "localhost:5000/tool:latest"
+    assert normalize("node:20@sha256:abc") == "node:20"
+    assert find_substitute("docker.io/library/golang:1.22.7-bookworm").match == "golang:*"
+    assert find_substitute("example.invalid/never:1") is None
+
+
+def test_only_the_from_images_change_in_a_rewrite():
+    text = "ARG V=3.12\nFROM python:${V}-slim AS build\nRUN pip install a \\\n    b\nFROM build\nFROM debian:bookworm-slim\n"
+    out = rewrite_bases(text, {"python:3.12-slim": "agentenvs/substitute:p"})
+    assert out == text.replace("python:${V}-slim", "agentenvs/substitute:p")
+
+
+def test_the_users_rows_come_first_and_a_broken_table_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[substitute]]\nmatch = "python:3.12*"\nbase = "agentenvs/swe:latest"\nnote = "mine"\n')
+    monkeypatch.setenv(USER_TABLE_ENV, str(mine))
+    assert find_substitute("python:3.12-slim").note == "mine"
+    assert find_substitute("python:3.11").base == "agentenvs/base:latest"
+    mine.write_text('[[substitute]]\nmatch = "x:*"\nbase = "b"\npackages = ["ok", "rm -rf /"]\n')
+    with pytest.raises(TaskFormatError, match=r"mine\.toml.*not Debian package names: rm -rf /"):
+        table()
+    mine.write_text('[[substitute]]\nmatch = "x:*"\nbasse = "b"\n')
+    with pytest.raises(TaskFormatError, match=r"mine\.toml.*basse"):
+        table()
+
+
+@pytest.mark.docker
+def test_a_users_row_stands_in_and_an_unmatched_image_says_where_to_add_one(
+    docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    mine = tmp_path / "substitutes.toml"
+    mine.write_text(
+        '[[substitute]]\nmatch = "example.invalid/tool:*"\nbase = "agentenvs/base:latest"\n'
+        'run = ["echo stood-in > /stand-in"]\nenv = { TOOL_HOME = "/opt/tool" }\nnote = "for the test"\n'
+    )
+    monkeypatch.setenv(USER_TABLE_ENV, str(mine))
+    (tmp_path / "Dockerfile").write_text("FROM example.invalid/tool:2\nRUN cat /stand-in > /copied\n")
+    tag = build_image(tmp_path, "standin-demo", network=False)
+    try:
+        config = docker_client.api.inspect_image(tag)["Config"]
+        assert "TOOL_HOME=/opt/tool" in config["Env"]
+        assert build_image(tmp_path, "standin-demo", network=False) == tag  # cached
+        out = docker_client.containers.run(tag, ["cat", "/copied"], remove=True, network_disabled=True)
+        assert out == b"stood-in\n"
+        base = config.get("Image") or ""
+        stand_ins = docker_client.api.images(filters={"label": f"{SUBSTITUTE_LABEL}=example.invalid/tool:2"})
+        assert stand_ins, base
+    finally:
+        docker_client.api.remove_image(tag, force=True)
+    (tmp_path / "Dockerfile").write_text("FROM example.invalid/other:1\n")
+    with pytest.raises(SandboxError, match=rf"other:1.*no row of the substitution table.*{mine}"):
+        build_image(tmp_path, "standin-missing", network=False)
+
+
+@pytest.mark.docker
+def test_a_task_for_docker_hubs_python_runs_on_its_stand_in_and_says_so(docker_client: Any):
+    task = load_task(TASK)
+    first = task_image(task)
+    created = docker_client.api.inspect_image(first)["Created"]
+    assert task_image(task) == first
+    assert docker_client.api.inspect_image(first)["Created"] == created  # the second build was a cache hit
+    (result,) = validate_tasks([task], env_kwargs={"backend": "docker"})
+    scores = {variant: check.score for variant, check in result.episodes.items()}
+    assert scores == {"oracle": 1.0, "noop": 0.0, "wrong": 0.0}, result.episodes
+    env = agentenvs.make(TASK, backend="docker")
+    try:
+        _, info = env.reset(seed=0)
+        (warning,) = [w for w in info.get("warnings", []) if "python:3.12-slim" in w]
+        assert "agentenvs/base:latest + python3-pip" in warning and "stands in" in warning
+    finally:
+        env.close()
+
+
+@pytest.mark.docker
+def test_images_lists_what_each_base_resolves_to(docker_client: Any, tmp_path: Path):
+    runner = CliRunner()
+    env = {**os.environ, "COLUMNS": "200"}
+    shown = runner.invoke(app, ["images", str(TASK)], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert "agentenvs/terminal:latest" in shown.output
+    assert "python:3.12-slim" in shown.output and "stand-in" in shown.output
+    broken = tmp_path / "needs-nothing-here"
+    (broken / "environment").mkdir(parents=True)
+    (broken / "task.toml").write_text('version = "1.0"\n')
+    (broken / "instruction.md").write_text("Do nothing.\n")
+    (broken / "environment" / "Dockerfile").write_text("FROM example.invalid/absent:1\n")
+    missing = runner.invoke(app, ["images", "--json", str(TASK), str(broken)], env=env)
+    assert missing.exit_code == 1, missing.output
+    rows = {row["image"]: row["status"] for row in json.loads(missing.output)["tasks"]}
+    assert rows == {"python:3.12-slim": "substitute", "example.invalid/absent:1": "missing"}
