@@ -60,6 +60,11 @@ class SandboxError(InfraError):
     """A sandbox could not be created, reached, or is gone."""
 
 
+class MachineLacksError(SandboxError):
+    """The task needs what this machine lacks (a host it cannot reach, a package its mirror does not
+    have): an environment error, named as such, never the agent's failure, and not worth a retry."""
+
+
 class NotDeterministicError(AgentEnvsError):
     """A restore or fork that replays the recorded actions did not reach the recorded state.
 

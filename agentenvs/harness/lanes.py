@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentenvs.core import InfraError, Task
+from agentenvs.core import InfraError, MachineLacksError, Task
 from agentenvs.core.registry import accepts_option
 from agentenvs.harness.config import RunConfig
 from agentenvs.harness.episode import Deadlines, EpisodeInfraError, EpisodePlayer
@@ -109,13 +109,15 @@ class Lanes:
                     env_kwargs,
                 )
             except InfraError as exc:
-                raise EpisodeInfraError(f"making the env failed: {exc}") from None
+                retry = not isinstance(exc, MachineLacksError)  # the machine will lack it next time too
+                raise EpisodeInfraError(f"making the env failed: {exc}", retryable=retry) from None
             lane.hold(handle=handle)
             writer = TrajectoryWriter(job.trajectory, steps, save_images=self.config.save_images)
             try:
                 result = job.player.play(lane, handle, task, trial, seed, writer)
             except InfraError as exc:
-                raise EpisodeInfraError(f"{type(exc).__name__}: {exc}") from None
+                retry = not isinstance(exc, MachineLacksError)
+                raise EpisodeInfraError(f"{type(exc).__name__}: {exc}", retryable=retry) from None
             finally:
                 if lane.stopping:
                     writer.discard()

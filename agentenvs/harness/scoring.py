@@ -14,6 +14,7 @@ integrity flags (a hack it detected but could not prevent) are counted as
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -223,6 +224,19 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+_ITEM = r"[^\s,;]*[^\s,;.]"  # a host or a package pin, without the sentence's full stop
+_LACKS = re.compile(rf"((?:needs network:|the package mirror lacks) {_ITEM}(?:, {_ITEM})*)")
+
+
+def machine_lacks(infra_errors: list[dict[str, Any]]) -> dict[str, int]:
+    """What the machine lacked (``needs network: astral.sh``), with how many episodes it stopped."""
+    counts: dict[str, int] = {}
+    for row in infra_errors:
+        for what in dict.fromkeys(_LACKS.findall(str(row.get("error") or ""))):
+            counts[what] = counts.get(what, 0) + 1
+    return counts
+
+
 def headline(summary: dict[str, Any]) -> str:
     """One sentence a person reads first: the success rate both ways, and what is unresolved or flagged."""
     o = summary["overall"]
@@ -230,11 +244,20 @@ def headline(summary: dict[str, Any]) -> str:
         f"Success {o['successes']}/{o['scored']} scored episodes ({_pct(o['success_rate'])}); "
         f"{_pct(o['success_rate_infra_as_failure'])} with infra counted as failure."
     ]
-    if o["infra"]:
+    lacking = machine_lacks(summary["infra_errors"])
+    stopped = sum(1 for row in summary["infra_errors"] if _LACKS.search(str(row.get("error") or "")))
+    if stopped:
+        parts.append(
+            f"{stopped} episode{'s' * (stopped != 1)} could not run on this machine (environment errors, not scored): "
+            + "; ".join(f"{what} ({count})" for what, count in lacking.items())
+            + "."
+        )
+    others = o["infra"] - stopped
+    if others > 0:
         path = summary["run"]["path"]
         parts.append(
-            f"{o['infra']} episode{'s' * (o['infra'] != 1)} unresolved (infra errors, not scored): "
-            f"replay {'them' if o['infra'] != 1 else 'it'} with `agentenvs run --resume --retry-infra --out {path}`."
+            f"{others} episode{'s' * (others != 1)} unresolved (infra errors, not scored): "
+            f"replay {'them' if others != 1 else 'it'} with `agentenvs run --resume --retry-infra --out {path}`."
         )
     if not summary["complete"]:
         parts.append(f"Incomplete: {summary['recorded']} of {summary['planned']} episodes recorded.")

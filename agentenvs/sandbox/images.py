@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentenvs.core.errors import SandboxError
+from agentenvs.core.errors import MachineLacksError, SandboxError
 from agentenvs.core.task import Task
+from agentenvs.sandbox.build_log import diagnose, plain
 from agentenvs.sandbox.docker_engine import LABEL, docker_client, missing_image_error
 from agentenvs.sandbox.substitutes import Substitute, find_substitute, normalize, table, user_table
 
@@ -174,10 +175,31 @@ def _build(
     timeout: float,
     what: Any,
     build_args: dict[str, str] | None = None,
+    nocache: bool = False,
 ) -> None:
     """One ``docker build``, with the host's proxy settings when it has the network; a failure's
-    message carries the log's tail."""
+    message carries the log's tail, the failing step and what the machine lacked. A step served
+    from the cache printed nothing, so a failed build is run once more without the cache to say
+    why (a ``curl | sh`` that failed quietly is a cached step like any other)."""
     log: list[str] = []
+
+    def failed(message: str) -> SandboxError:
+        text = plain("".join(log) + message)
+        diagnosis = diagnose(text)
+        saved = _save_log(tag, text)
+        tail = plain("".join(log[-20:]) + message)
+        error = MachineLacksError if diagnosis.environmental else SandboxError
+        return error(f"{diagnosis.sentence(what, saved)}:\n{tail.strip()}")
+
+    def rediagnosed(message: str) -> SandboxError:
+        if nocache or " ---> Using cache" not in "".join(log):
+            return failed(message)
+        try:
+            _build(api, context, dockerfile, tag, labels, network, timeout, what, build_args, nocache=True)
+        except SandboxError as again:
+            return again
+        return failed(message)  # it passed without the cache: the first failure stands as it was
+
     try:
         for chunk in api.build(
             path=str(context),
@@ -188,6 +210,7 @@ def _build(
             rm=True,
             forcerm=True,
             pull=False,
+            nocache=nocache,
             network_mode="host" if network else "none",
             timeout=int(timeout),
             decode=True,
@@ -195,12 +218,23 @@ def _build(
             if "stream" in chunk:
                 log.append(chunk["stream"])
             if "error" in chunk:
-                tail = "".join(log[-20:]) + chunk["error"]
-                raise SandboxError(f"building {what} failed:\n{tail.strip()}")
+                raise rediagnosed(chunk["error"])
     except SandboxError:
         raise
     except Exception as exc:
-        raise SandboxError(f"building {what} failed: {exc}") from None
+        raise failed(str(exc)) from None
+
+
+def _save_log(tag: str, text: str) -> Path | None:
+    """The whole build log, kept where the error can point to it (the message carries only its tail)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentenvs" / "build-logs"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "-", tag) + ".log")
+        path.write_text(text)
+        return path
+    except OSError:
+        return None
 
 
 def build_image(

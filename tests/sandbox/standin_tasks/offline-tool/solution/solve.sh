@@ -1,0 +1,2 @@
+#!/bin/bash
+/opt/tool/bin/tool --version > /app/version.txt
