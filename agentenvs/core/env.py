@@ -37,7 +37,7 @@ from gymnasium import spaces
 from agentenvs.core.actions import CONTROL_TOOLS, ParsedAction, parse_action, tool_names
 from agentenvs.core.branching import Branching
 from agentenvs.core.checks import Verdict, progress
-from agentenvs.core.errors import ActionError, InfraError, NoTaskChosenError
+from agentenvs.core.errors import ActionError, InfraError, MachineLacksError, NoTaskChosenError
 from agentenvs.core.hacks import COMMON_HACKS, Hack
 from agentenvs.core.registry import get_family
 from agentenvs.core.spaces import Unicode
@@ -361,6 +361,8 @@ class AgentEnv(Branching, gym.Env[dict[str, Any], Any]):
         """The machinery failed: end the episode, unscored, so the harness can retry it."""
         info = self._base_info({}, action_error=None)
         info.update({"error_kind": "infra", "error": str(exc), "score": 0.0, "success": False})
+        if isinstance(exc, MachineLacksError):
+            info["retryable"] = False  # the machine will lack it next time too
         return self._ending(info, f"Environment error: {exc}", 0.0, terminated=False)
 
     def _agent_fault(self, exc: Exception):

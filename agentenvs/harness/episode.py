@@ -249,7 +249,9 @@ class EpisodePlayer:
         obs, info = lane.env_call(d.reset, "reset", handle.reset_blocking, seed)
         env_sec = time.monotonic() - t_start
         if info.get("error_kind") == "infra":
-            raise EpisodeInfraError(f"reset failed: {info.get('error')}")
+            raise EpisodeInfraError(
+                f"reset failed: {info.get('error')}", retryable=info.get("retryable", True) is not False
+            )
         meta = handle.describe_blocking()
         oracle = None
         if self.policy.needs_oracle:
@@ -361,7 +363,10 @@ class EpisodePlayer:
                     images,
                 )
                 if info.get("error_kind") == "infra":
-                    raise EpisodeInfraError(f"the env failed at step {result.steps}: {info.get('error')}")
+                    raise EpisodeInfraError(
+                        f"the env failed at step {result.steps}: {info.get('error')}",
+                        retryable=info.get("retryable", True) is not False,
+                    )
                 result.checks = dict(info.get("checks", result.checks))
                 result.progress = float(info.get("progress", result.progress))
                 if terminated or truncated:

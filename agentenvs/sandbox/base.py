@@ -146,4 +146,14 @@ class Sandbox(Protocol):
 
     def alive(self) -> bool: ...
 
+    def network_namespace(self) -> Path:
+        """The host's handle on the sandbox's network namespace (``/proc/<pid>/ns/net``), where the
+        verifier's egress gate opens its port; the sandbox itself gains no route."""
+        ...
+
+    def network_peers(self) -> tuple[str, ...]:
+        """Names the sandbox reaches on a network of its own (a compose task's services), which a proxy
+        must not take."""
+        ...
+
     def close(self) -> None: ...

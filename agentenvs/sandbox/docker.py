@@ -391,6 +391,12 @@ class DockerSandbox:
             return False
         return wait_idle(procs.cgroups.pids, timeout, window)
 
+    def network_peers(self) -> tuple[str, ...]:
+        return tuple(service.name for service in self._group.plan.services) if self._group is not None else ()
+
+    def network_namespace(self) -> Path:
+        return Path(f"/proc/{int(self._api.inspect_container(self._live())['State']['Pid'])}/ns/net")
+
     def alive(self) -> bool:
         import docker.errors
 

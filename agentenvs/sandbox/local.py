@@ -408,6 +408,12 @@ class LocalSandbox:
         self._check_open()
         return wait_idle(self._res.pids, timeout, window)
 
+    def network_peers(self) -> tuple[str, ...]:
+        return ()
+
+    def network_namespace(self) -> Path:
+        return Path(f"/proc/{self._holder().init_pid}/ns/net")
+
     def alive(self) -> bool:
         return not self._closed
 

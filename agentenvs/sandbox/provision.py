@@ -129,9 +129,6 @@ class Provisioner:
             granted = not missing
             if missing:
                 warnings.append(f"{wanted}, but {missing}: the sandbox has none")
-        verifier_mode = cfg.verifier.requested_mode()
-        if verifier_mode not in (None, "no-network") and not granted:
-            warnings.append(f"[verifier] asks for network ({verifier_mode}); it runs in the agent's sandbox, with none")
         return granted, warnings
 
     def warnings_for(self, task: Task) -> list[str]:

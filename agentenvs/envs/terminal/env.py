@@ -23,7 +23,7 @@ from gymnasium import spaces
 from agentenvs.core.actions import ParsedAction, require_string_argument
 from agentenvs.core.checks import Verdict, combine
 from agentenvs.core.env import MAX_TEXT_CHARS, AgentEnv, StepOutcome
-from agentenvs.core.errors import SandboxError
+from agentenvs.core.errors import MachineLacksError, SandboxError
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task, TaskStep
 from agentenvs.envs.terminal.artifacts import collect_artifacts
@@ -33,6 +33,7 @@ from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
 from agentenvs.sandbox.checks import run_checks, run_in
+from agentenvs.sandbox.egress import EgressGate, lacking_hosts, verifier_allow_list
 from agentenvs.sandbox.provision import Provisioner
 
 LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
@@ -255,7 +256,21 @@ class TerminalEnv(AgentEnv):
                 verifier = task.config.verifier
                 timeout = (step.config.verifier.timeout_sec if step else None) or verifier.timeout_sec
                 env = {**verifier.env, **(step.config.verifier.env if step else {})}
-                verdict = run_verifier(sealed, tests, timeout=timeout, env=env, workdir=sealed.spec.workdir)
+                with EgressGate(sealed.network_namespace(), verifier_allow_list(task)) as gate:
+                    verdict = run_verifier(
+                        sealed,
+                        tests,
+                        timeout=timeout,
+                        env={**gate.env(sealed.network_peers()), **env},
+                        workdir=sealed.spec.workdir,
+                    )
+                lacking = lacking_hosts(gate, tests) if verdict.score < 1 else {}
+                if lacking:
+                    why = "; ".join(f"{host} {reason}" for host, reason in lacking.items())
+                    raise MachineLacksError(
+                        f"needs network: {', '.join(lacking)}. The verifier asked for it and did not get it ({why}): "
+                        "an environment error, not the agent's failure"
+                    )
             else:
                 assert task.config.evaluator is not None
                 verdict = combine(task.config.evaluator, run_checks(sealed, task.config.evaluator.checks))

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo not-ready > /app/status.txt
