@@ -459,8 +459,8 @@ def slides() -> None:
 
 
 def file_manager() -> None:
-    """pcmanfm tasks: the files put in the folders the file manager opens; the grader compares a moved or
-    copied file with its input, so each input is its own gold file."""
+    """pcmanfm tasks: the files put in the folders the file manager opens; the grader compares a renamed,
+    moved, copied or kept file with its input, so each input is its own gold file."""
 
     put("files-rename-file", "draft.txt", "Quarterly figures, draft 3.\nRevenue up 4%, costs flat.\n")
     put("files-rename-file", "lunch.txt", "Lunch order: two soups.\n")
@@ -471,6 +471,9 @@ def file_manager() -> None:
     put("files-copy-to-folder", "budget.csv", "item,amount\nrent,1200\nfood,450\ntravel,180\n")
     put("files-copy-to-folder", "letter.txt", "Dear Ms Lee,\nthank you for your letter.\n")
     put("files-copy-to-folder", "readme.txt", "Copies of important files.\n")
+    put("files-trash-file", "build.log", "build ok\n")
+    put("files-trash-file", "sales.csv", "month,sales\njan,10\n")
+    put("files-trash-file", "notes.txt", "keep me\n")
 
 
 if __name__ == "__main__":
