@@ -281,6 +281,7 @@ def main() -> None:
     more_texts()
     multi_app()
     slides()
+    file_manager()
 
 
 def more_tables() -> None:
@@ -305,13 +306,15 @@ def more_tables() -> None:
     write_xlsx(ROOT / "calc-profit-column" / "assets" / "profit.xlsx", profit, sheet="Products")
 
 
+def put(task: str, name: str, text: str) -> None:
+    """A text asset under the task's URL path (``assets/<task>/<name>``)."""
+    path = ROOT / task / "assets" / task / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
 def more_texts() -> None:
     """Editor, terminal and Writer tasks: each input beside its gold file, under the task's URL path."""
-
-    def put(task: str, name: str, text: str) -> None:
-        path = ROOT / task / "assets" / task / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
     put("mousepad-delete-line", "shopping.txt", "eggs\nDELETE ME\nbread\nmilk\n")
     put("mousepad-delete-line", "shopping_gold.txt", "eggs\nbread\nmilk\n")
@@ -453,6 +456,24 @@ def slides() -> None:
     ]
     deck("impress-move-slide", "review.pptx", review)
     deck("impress-move-slide", "review_gold.pptx", [review[2], *review[:2]])
+
+
+def file_manager() -> None:
+    """pcmanfm tasks: the files put in the folders the file manager opens; the grader compares a renamed,
+    moved, copied or kept file with its input, so each input is its own gold file."""
+
+    put("files-rename-file", "draft.txt", "Quarterly figures, draft 3.\nRevenue up 4%, costs flat.\n")
+    put("files-rename-file", "lunch.txt", "Lunch order: two soups.\n")
+    put("files-rename-file", "agenda.txt", "meeting at 9\n")
+    notes = "Notes from the spring planning meeting.\n- hire two testers\n- move the release to May\n"
+    put("files-new-folder-move", "old-notes.txt", notes)
+    put("files-new-folder-move", "todo.txt", "buy printer paper\ncall the landlord\n")
+    put("files-copy-to-folder", "budget.csv", "item,amount\nrent,1200\nfood,450\ntravel,180\n")
+    put("files-copy-to-folder", "letter.txt", "Dear Ms Lee,\nthank you for your letter.\n")
+    put("files-copy-to-folder", "readme.txt", "Copies of important files.\n")
+    put("files-trash-file", "build.log", "build ok\n")
+    put("files-trash-file", "sales.csv", "month,sales\njan,10\n")
+    put("files-trash-file", "notes.txt", "keep me\n")
 
 
 if __name__ == "__main__":
