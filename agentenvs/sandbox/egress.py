@@ -164,7 +164,7 @@ class EgressGate:
         task's services) are reached directly, as before."""
         url = f"http://127.0.0.1:{self.port}"
         names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
-        direct = ",".join(["localhost", "127.0.0.1", *peers])
+        direct = ",".join(["localhost", "127.0.0.1", "0.0.0.0", "::1", *peers])
         return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct}
 
     def allowed(self, host: str) -> bool:
