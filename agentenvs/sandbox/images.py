@@ -160,6 +160,10 @@ def task_image(task: Task, *, default: str = DEFAULT_IMAGE, client: Any = None) 
     return default
 
 
+def image_present(image: str, client: Any = None) -> bool:
+    return _image_id((client or docker_client()).api, image) is not None
+
+
 def local_image(image: str, client: Any = None) -> str:
     """``image`` if the engine has it; else the error saying how to provide it (nothing is pulled)."""
     if _image_id((client or docker_client()).api, image) is None:

@@ -29,10 +29,37 @@ EPISODE_SHELLS = 2
 
 
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
-    """On ``local`` the spec's image names the environment directory."""
-    if backend == "local" and spec.image and Path(spec.image).is_dir():
-        return create_sandbox("local", spec, environment=spec.image)
+    """On ``local`` the spec's image is a built image or, without docker, the environment directory."""
+    if backend == "local" and spec.image:
+        if Path(spec.image).is_dir():
+            return create_sandbox("local", spec, environment=spec.image)
+        return create_sandbox("local", spec, image=spec.image)
     return create_sandbox(backend, spec)
+
+
+def local_build(task: Task) -> tuple[str, str]:
+    """The image a local sandbox for ``task`` runs over (built now, the docker backend's tag and cache),
+    or ``""`` and why its ``environment/Dockerfile`` is applied literally instead (see docs/task-format.md)."""
+    env = task.config.environment
+    context = task.dir("environment")
+    dockerfile = context / "Dockerfile" if context is not None else None
+    if not env.docker_image and (dockerfile is None or not dockerfile.is_file()):
+        return "", ""
+    from agentenvs.sandbox.docker_engine import engine_reachable
+
+    literal = (
+        "so its Dockerfile was applied without docker: FROM ignored, RUN run against the host's read-only "
+        "system (apt-get and pip installs fail)"
+    )
+    if not engine_reachable():
+        return "", f"{task.full_id}: no docker engine answers, {literal}; install and start docker for real builds"
+    from agentenvs.sandbox.images import base_images, image_present, task_image
+
+    wanted = [env.docker_image] if env.docker_image else base_images(dockerfile.read_text()) if dockerfile else []
+    missing = [image for image in wanted if not image_present(image)]
+    if missing:
+        return "", f"{task.full_id}: {', '.join(missing)} not in the docker engine (nothing is pulled), {literal}"
+    return task_image(task), ""
 
 
 #: What a family computes on a pooled sandbox before any episode takes it (its first checks, say).
@@ -133,14 +160,15 @@ class Provisioner:
         return granted, warnings
 
     def warnings_for(self, task: Task) -> list[str]:
-        """What the task asked for and will not get (the network), for ``info["warnings"]``."""
-        return self.network_plan(task)[1]
+        """What the task asked for and will not get (the network, a real build), for ``info["warnings"]``."""
+        build = local_build(task)[1] if self.backend == "local" else ""
+        return self.network_plan(task)[1] + ([build] if build else [])
 
     def _workdir(self, task: Task, image: str) -> str:
         """Where the agent starts: ``[environment] workdir`` if the task names one, else the image's
-        WORKDIR (docker; locally the template takes the Dockerfile's last WORKDIR), else ``/app``."""
+        WORKDIR (a local template without docker takes the Dockerfile's last WORKDIR), else ``/app``."""
         env = task.config.environment
-        if self.backend != "docker" or env.workdir_is_set:
+        if not image or Path(image).is_dir() or env.workdir_is_set:
             return env.workdir
         from agentenvs.sandbox.images import image_workdir
 
@@ -151,8 +179,9 @@ class Provisioner:
             from agentenvs.sandbox.images import task_image
 
             return task_image(task)
+        image = local_build(task)[0]
         environment = task.dir("environment")
-        return str(environment) if environment is not None else ""
+        return image or (str(environment) if environment is not None else "")
 
     def acquire(self, task: Task) -> Sandbox:
         """A sandbox for ``task``; a compose task's side services start first (docker only, never pooled)."""

@@ -1,0 +1,86 @@
+"""A task whose Dockerfile installs with apt-get and pip runs on both backends; locally over the image
+docker built, as shared read-only layers under a copy-on-write view (agentenvs.sandbox.layers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentenvs.sandbox.layers import layer_dir
+from tests.terminal.harbor_tasks import write_task
+from tests.terminal.test_harbor_format import play
+
+TASK = Path(__file__).parent / "build_tasks" / "apt-pip"
+
+
+def _layers() -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in layer_dir().iterdir() if p.is_dir()}
+
+
+def test_apt_and_pip_build_oracle_scores_one_and_noop_zero(make_env: Any) -> None:
+    env = make_env(str(TASK))
+    score, info, _ = play(env)
+    assert score == 1.0, info
+    assert not any("applied without docker" in w for w in info.get("warnings", []))
+    assert play(env, ["done"])[0] == 0.0
+
+
+@pytest.mark.parametrize("backend", ["local"], indirect=True)
+def test_local_runs_over_the_image_and_its_writes_stay_in_the_episode(make_env: Any, docker_client: Any) -> None:
+    first = make_env(str(TASK))
+    first.reset(seed=0)
+    sandbox = first.unwrapped.sandbox
+    image_id = docker_client.api.inspect_image(sandbox.spec.image)["Id"]
+    layers = _layers()
+    obs, *_ = first.step("command -v bc; python3 -c 'import tally'; echo $TABLE_SEP; pwd; ls")
+    assert "/usr/bin/bc" in obs["text"] and "tab\n/app\nnumbers.txt" in obs["text"]
+
+    obs, *_ = first.step("echo x > /usr/bin/agent-mark && echo y > /etc/agent-mark && apt-get --version | head -1")
+    assert obs["exit_code"] == 0 and "apt" in obs["text"]
+    obs, *_ = first.step(f"ls {layer_dir()} 2>&1; ls /tmp/agentenvs-sandboxes 2>&1 | head -1")
+    assert "No such file" in obs["text"]  # neither the layers nor other sandboxes are in reach
+    obs, *_ = first.step("dd if=/dev/zero of=/usr/fill bs=1M count=100 2>&1; echo rc=$?")
+    assert "No space left" in obs["text"] and "rc=1" in obs["text"]  # storage_mb = 64 bounds the image's dirs too
+    first.reset(seed=0)
+    obs, *_ = first.step("ls /usr/bin/agent-mark /etc/agent-mark /usr/fill 2>&1 | grep -c 'No such file'")
+    assert obs["text"].strip().endswith("3")
+    assert not any((p / "usr/bin/agent-mark").exists() for p in layer_dir().iterdir())
+
+    second = make_env(str(TASK))
+    second.reset(seed=0)
+    assert docker_client.api.inspect_image(second.unwrapped.sandbox.spec.image)["Id"] == image_id
+    assert _layers() == layers  # nothing rebuilt, nothing extracted again
+    assert (layer_dir().stat().st_mode & 0o777, layer_dir().stat().st_uid) == (0o700, 0)
+
+    homes = [str(env.unwrapped.sandbox.home) for env in (first, second)]
+    first.close()
+    second.close()
+    mounts = Path("/proc/mounts").read_text()
+    assert not any(home in mounts for home in homes)
+
+
+def test_without_docker_the_dockerfile_is_applied_literally_with_a_warning(tmp_path: Path) -> None:
+    root = write_task(tmp_path / "my-bench" / "literal")
+    code = (
+        "import json, sys, agentenvs\n"
+        "env = agentenvs.make(sys.argv[1], backend='local')\n"
+        "_, info = env.reset(seed=0)\n"
+        "print(json.dumps(info['warnings']))\n"
+        "env.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root)],
+        env={**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    warnings = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any("no docker engine answers" in w and "install and start docker" in w for w in warnings), warnings
