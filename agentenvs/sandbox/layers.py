@@ -24,13 +24,15 @@ import subprocess
 import tarfile
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel
 
 from agentenvs.core.errors import SandboxError
+from agentenvs.sandbox.agent_state import protected_reason
 from agentenvs.sandbox.docker_engine import docker_client
+from agentenvs.sandbox.docker_state import image_commands, is_opaque
 from agentenvs.sandbox.local_bwrap import IMAGE_MOUNT_POINTS
 from agentenvs.sandbox.local_storage import unmount
 from agentenvs.sandbox.local_system import sandbox_ids, system_dir
@@ -194,16 +196,41 @@ def mount_system(image: ImageRoot, target: Path, storage: Path) -> None:
         raise SandboxError(f"mounting {image.image}'s layers at {target} failed: {done.stderr.strip()[-300:]}")
 
 
-def reset_system(image: ImageRoot, target: Path, storage: Path) -> bool:
-    """Unmount, drop every write the agent made to the system, mount the pristine image again.
+def seal_system(image: ImageRoot, target: Path, storage: Path) -> list[tuple[str, str]]:
+    """Before the verifier: unmount, undo the agent's changes to the verifier's toolchain, mount again.
 
-    Returns whether the agent had written anything there (bubblewrap's mount points aside).
+    The rule is the docker backend's seal (:func:`~agentenvs.sandbox.agent_state.protected_reason`):
+    the agent's other changes stay, as the state under test. Returns ``(path, why)`` of what was undone.
     """
     unmount(target)
     upper = storage / "upper"
-    ours = {str(Path(p).relative_to("/").parents[i]) for p in IMAGE_MOUNT_POINTS for i in range(p.count("/") - 1)}
-    ours |= {p.lstrip("/") for p in IMAGE_MOUNT_POINTS}
-    changed = upper.is_dir() and any(str(p.relative_to(upper)) not in ours for p in upper.rglob("*"))
-    shutil.rmtree(upper, ignore_errors=True)
+    commands = image_commands(list(image.layers))
+    ours = {p for m in IMAGE_MOUNT_POINTS for p in (m, *map(str, PurePosixPath(m).parents))}
+    undone: list[tuple[str, str]] = []
+    for here, dirs, files in os.walk(upper):
+        rel = os.path.relpath(here, upper)
+        inside_dir = "/" if rel == "." else "/" + rel
+        for name in sorted(dirs + files):
+            host, inside = os.path.join(here, name), os.path.join(inside_dir, name)
+            st = os.lstat(host)
+            is_dir = stat.S_ISDIR(st.st_mode)
+            below = [
+                layer / inside.lstrip("/") for layer in image.layers if os.path.lexists(layer / inside.lstrip("/"))
+            ]
+            why = protected_reason(inside, added=not below, is_dir=is_dir, shadowed_commands=commands)
+            if why is None or inside in ours:
+                continue
+            if is_dir and not (below and not below[-1].is_dir()):
+                if is_opaque(host):  # the image's content shows through again; the agent's is judged below
+                    os.removexattr(host, "trusted.overlay.opaque", follow_symlinks=False)
+                    undone.append((inside, f"emptying refused: {why}"))
+                continue
+            if is_dir:
+                dirs.remove(name)
+                shutil.rmtree(host)
+            else:
+                os.unlink(host)
+            deleted = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+            undone.append((inside, f"deletion refused: {why}" if deleted else why))
     mount_system(image, target, storage)
-    return changed
+    return undone

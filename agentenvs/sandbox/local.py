@@ -38,9 +38,10 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
+from agentenvs.sandbox.docker_state import refused_summary
 from agentenvs.sandbox.execio import run_capped
 from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, host_tool
-from agentenvs.sandbox.layers import ImageRoot, mount_system, reset_system
+from agentenvs.sandbox.layers import ImageRoot, mount_system, seal_system
 from agentenvs.sandbox.local_bwrap import HOST_DIRS, SEARCH_PATH, bwrap_argv, host_system, image_system
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
@@ -381,14 +382,11 @@ class LocalSandbox:
 
     def seal(self) -> LocalSandbox:
         """End the agent's phase: every agent process killed. The verifier runs here, in new namespaces,
-        on the host's read-only programs, or on the pristine image: the agent's writes to the image's
-        system are dropped (``sealed_note`` says so), its own directories kept."""
+        on the host's read-only programs, or over the image with the agent's changes to its toolchain
+        undone (the docker backend's rule; ``sealed_note`` lists them)."""
         self.kill_all()
         if self._image is not None:
-            changed = reset_system(self._image, self._system, self.root / ".system")
-            self.sealed_note = (
-                "the agent's changes to the image's system were not kept for the verifier" if changed else ""
-            )
+            self.sealed_note = refused_summary(seal_system(self._image, self._system, self.root / ".system"))
         return self
 
     def wait_idle(self, timeout: float, window: float = 0.25) -> bool:

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-from agentenvs.sandbox.layers import layer_dir
+from agentenvs.core import load_task
+from agentenvs.sandbox.base import SandboxSpec
+from agentenvs.sandbox.layers import image_root, layer_dir
+from agentenvs.sandbox.local import LocalSandbox
+from agentenvs.sandbox.provision import local_build
 from tests.terminal.harbor_tasks import write_task
 from tests.terminal.test_harbor_format import play
 
@@ -84,3 +88,26 @@ def test_without_docker_the_dockerfile_is_applied_literally_with_a_warning(tmp_p
     assert done.returncode == 0, done.stderr[-2000:]
     warnings = json.loads(done.stdout.strip().splitlines()[-1])
     assert any("no docker engine answers" in w and "install and start docker" in w for w in warnings), warnings
+
+
+def test_the_seal_undoes_toolchain_changes_and_keeps_the_rest(docker_client: Any) -> None:
+    """The docker backend's rule (agent_state.protected_reason), applied to the overlay's upper directory."""
+    image = local_build(load_task(str(TASK)))[0]
+    with LocalSandbox(SandboxSpec(workdir="/app", storage_mb=64), image=image_root(image)) as sandbox:
+        setup = (
+            "echo 'print(1)' > /usr/bin/python3 && rm /usr/bin/bc && echo x > /etc/profile.d/evil.sh"
+            " && echo listen=8080 > /etc/myapp.conf && rm /etc/debian_version && mkdir -p /srv/data"
+            " && echo kept > /srv/data/out.txt && echo work > /app/result.txt"
+        )
+        assert sandbox.exec(setup).exit_code == 0
+        sealed = sandbox.seal()
+        after = sealed.exec(
+            "python3 -c 'print(40 + 2)'; command -v bc; ls /etc/profile.d/evil.sh 2>&1;"
+            " cat /etc/myapp.conf /srv/data/out.txt /app/result.txt; ls /etc/debian_version 2>&1"
+        )
+        assert after.output.splitlines()[:2] == ["42", "/usr/bin/bc"]
+        assert "No such file" in after.output.splitlines()[2]
+        assert after.output.splitlines()[3:6] == ["listen=8080", "kept", "work"]
+        assert "No such file" in after.output.splitlines()[6]  # a deletion outside the toolchain stays
+        assert "/usr/bin/python3" in sealed.sealed_note and "deletion refused" in sealed.sealed_note
+        assert "/etc/myapp.conf" not in sealed.sealed_note
