@@ -53,13 +53,17 @@ def local_build(task: Task) -> tuple[str, str]:
     )
     if not engine_reachable():
         return "", f"{task.full_id}: no docker engine answers, {literal}; install and start docker for real builds"
-    from agentenvs.sandbox.images import base_images, image_present, task_image
+    from agentenvs.sandbox.images import base_images, image_present, image_user, task_image
 
     wanted = [env.docker_image] if env.docker_image else base_images(dockerfile.read_text()) if dockerfile else []
     missing = [image for image in wanted if not image_present(image)]
     if missing:
         return "", f"{task.full_id}: {', '.join(missing)} not in the docker engine (nothing is pulled), {literal}"
-    return task_image(task), ""
+    image = task_image(task)
+    user = image_user(image)
+    if user.split(":")[0] not in ("", "root", "0"):
+        return image, f"{task.full_id}: the image's USER {user} is not honoured locally: commands run as root"
+    return image, ""
 
 
 #: What a family computes on a pooled sandbox before any episode takes it (its first checks, say).

@@ -16,8 +16,9 @@ from agentenvs.core import load_task
 from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.layers import image_root, layer_dir
 from agentenvs.sandbox.local import LocalSandbox
+from agentenvs.sandbox.local_resources import sweep_local_sandboxes
 from agentenvs.sandbox.provision import local_build
-from tests.terminal.harbor_tasks import write_task
+from tests.terminal.harbor_tasks import BASE, write_task
 from tests.terminal.test_harbor_format import play
 
 TASK = Path(__file__).parent / "build_tasks" / "apt-pip"
@@ -111,3 +112,34 @@ def test_the_seal_undoes_toolchain_changes_and_keeps_the_rest(docker_client: Any
         assert "No such file" in after.output.splitlines()[6]  # a deletion outside the toolchain stays
         assert "/usr/bin/python3" in sealed.sealed_note and "deletion refused" in sealed.sealed_note
         assert "/etc/myapp.conf" not in sealed.sealed_note
+
+
+@pytest.mark.parametrize("backend", ["local"], indirect=True)
+def test_a_user_the_local_sandbox_cannot_be_is_a_warning(tmp_path: Path, make_env: Any, docker_client: Any) -> None:
+    dockerfile = BASE + "RUN useradd --create-home builder\nUSER builder\nWORKDIR /workspace\n"
+    env = make_env(write_task(tmp_path / "my-bench" / "user", dockerfile=dockerfile))
+    score, info, _ = play(env)
+    assert score == 1.0
+    assert any("USER builder is not honoured locally" in w for w in info["warnings"]), info["warnings"]
+
+
+CRASH = """
+import os, sys
+from agentenvs.sandbox.base import SandboxSpec
+from agentenvs.sandbox.layers import image_root
+from agentenvs.sandbox.local import LocalSandbox
+from agentenvs.sandbox.local_resources import sweep_local_sandboxes
+sandbox = LocalSandbox(SandboxSpec(workdir="/app", storage_mb=64), image=image_root(sys.argv[1]))
+sandbox.exec("echo x > /usr/agent-file")
+print(sandbox.home, flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_the_sweep_unmounts_the_overlay_of_a_crashed_owner(docker_client: Any) -> None:
+    image = local_build(load_task(str(TASK)))[0]
+    done = subprocess.run([sys.executable, "-c", CRASH, image], capture_output=True, text=True, timeout=120)
+    home = done.stdout.strip()
+    assert home and f"{home}/system" in Path("/proc/mounts").read_text(), done.stderr[-2000:]
+    assert sweep_local_sandboxes() >= 1
+    assert home not in Path("/proc/mounts").read_text() and not Path(home).exists()
