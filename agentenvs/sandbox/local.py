@@ -74,7 +74,8 @@ class LocalSandbox:
     ``image`` a built image to run over instead of the host's system (see :mod:`agentenvs.sandbox.layers`)."""
 
     backend = "local"
-    #: The agent never could change what the verifier runs on here, so sealing leaves nothing out.
+    #: On the host's read-only system the agent never could change what the verifier runs on; over an
+    #: image, ``seal`` names the toolchain changes it undid.
     sealed_note = ""
 
     def __init__(

@@ -143,3 +143,15 @@ def test_the_sweep_unmounts_the_overlay_of_a_crashed_owner(docker_client: Any) -
     assert home and f"{home}/system" in Path("/proc/mounts").read_text(), done.stderr[-2000:]
     assert sweep_local_sandboxes() >= 1
     assert home not in Path("/proc/mounts").read_text() and not Path(home).exists()
+
+
+def test_snapshots_carry_the_image_changes_and_restore_puts_them_back(docker_client: Any) -> None:
+    image = local_build(load_task(str(TASK)))[0]
+    with LocalSandbox(SandboxSpec(workdir="/app", storage_mb=64), image=image_root(image)) as sandbox:
+        assert sandbox.exec("echo one > /etc/kept.conf").exit_code == 0
+        ref = sandbox.snapshot()
+        assert sandbox.exec("echo two > /etc/kept.conf; rm /app/numbers.txt /usr/bin/jq; touch /var/new").exit_code == 0
+        sandbox.restore(ref)
+        after = sandbox.exec("cat /etc/kept.conf; ls /app; command -v jq; ls /var/new 2>&1")
+        assert after.output.splitlines()[:3] == ["one", "numbers.txt", "/usr/bin/jq"]
+        assert "No such file" in after.output.splitlines()[3]
