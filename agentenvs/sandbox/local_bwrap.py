@@ -3,7 +3,7 @@
 The system a sandbox runs on is either the host's (/usr, /bin, /sbin, /lib,
 /lib64 bound read-only, /etc a minimal one of ours) or a built image's
 (:mod:`agentenvs.sandbox.layers`: each top-level directory of its overlay
-bound read-write, /etc/hosts and /etc/hostname ours). Either way the
+bound read-write, /etc/hosts, hostname and resolv.conf ours). Either way the
 sandbox's own directories are bound from its filesystem over it, and the
 checkers read-only at the evaluators mount.
 """
@@ -19,8 +19,10 @@ from agentenvs.sandbox.local_system import HOSTNAME
 HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 #: Never bound from an image: the kernel's, bubblewrap's, or the sandbox's own.
 NOT_FROM_IMAGE = frozenset({"proc", "dev", "sys", "tmp"})
+#: Ours over an image's /etc, as docker mounts its own (resolv.conf matters to network=True sandboxes).
+ETC_FILES = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf")
 #: Where bubblewrap mounts over an image's system (it makes them in the overlay if missing).
-IMAGE_MOUNT_POINTS = ("/etc/hosts", "/etc/hostname", EVALUATORS_MOUNT)
+IMAGE_MOUNT_POINTS = (*ETC_FILES, EVALUATORS_MOUNT)
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -37,7 +39,7 @@ def host_system(etc: Path) -> list[str]:
 
 def image_system(view: Path, etc: Path, own: tuple[str, ...]) -> list[str]:
     """Every top-level entry of an image's overlay at ``view`` (but those in ``own``), read-write as in
-    a container; the image's /etc with our hosts and hostname."""
+    a container; the image's /etc with our hosts, hostname and resolv.conf."""
     argv: list[str] = []
     with os.scandir(view) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
@@ -48,8 +50,9 @@ def image_system(view: Path, etc: Path, own: tuple[str, ...]) -> list[str]:
                 argv += ["--symlink", os.readlink(entry.path), dest]
             elif entry.is_dir(follow_symlinks=False):
                 argv += ["--bind", entry.path, dest]
-    for dest in IMAGE_MOUNT_POINTS[:2]:
-        argv += ["--ro-bind", str(etc / Path(dest).name), dest]
+    for dest in ETC_FILES:
+        if (etc / Path(dest).name).exists():
+            argv += ["--ro-bind", str(etc / Path(dest).name), dest]
     return argv
 
 
