@@ -22,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import tarfile
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -40,6 +41,8 @@ from agentenvs.sandbox.local_system import sandbox_ids, system_dir
 #: Bumped when what an extracted layer holds changes (the directory name carries it).
 LAYER_FORMAT = 1
 _CHUNK = 1 << 20
+#: A layer's tar is kept in memory up to this size while its digest is computed, on disk past it.
+_SPOOL_BYTES = 64 << 20
 
 
 class ImageRoot(BaseModel, frozen=True):
@@ -68,7 +71,7 @@ def image_root(image: str, client: Any = None) -> ImageRoot:
         with open(parent / f".lock-{info['Id'].split(':')[-1]}", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # another process saving the same image: wait, then reuse
             if not all(p.is_dir() for p in paths):
-                _save_layers(api, image, set(diff_ids), parent)
+                _save_layers(api, image, {d for d, p in zip(diff_ids, paths, strict=True) if not p.is_dir()}, parent)
     missing = [p.name for p in paths if not p.is_dir()]
     if missing:
         raise SandboxError(f"docker save of {image} lacked layers {', '.join(missing)}")
@@ -101,24 +104,36 @@ class _Stream(io.RawIOBase):
         return n
 
 
-def _save_layers(api: Any, image: str, wanted: set[str], parent: Path) -> None:
-    """Stream ``docker save``; extract each layer tar not yet present, named by its sha256 (its diff id)."""
+def _save_layers(api: Any, image: str, missing: set[str], parent: Path) -> None:
+    """Stream ``docker save``; extract the layers in ``missing``, known by their tar's sha256 (the diff id).
+
+    The save names layers by ids that say nothing of their content, so each tar is hashed on its way
+    to a spool file and extracted only if missing: a base already extracted costs a read, not a rewrite.
+    """
     stream = io.BufferedReader(_Stream(api.get_image(image, chunk_size=_CHUNK)), _CHUNK)
     with tarfile.open(fileobj=stream, mode="r|") as saved:
         for member in saved:
             name = os.path.basename(member.name)
-            if not member.isfile() or not (name == "layer.tar" or name in wanted):
+            if not member.isfile() or not (name == "layer.tar" or name in missing):
                 continue
             source = saved.extractfile(member)
             assert source is not None
-            _extract_layer(source, parent, wanted)
+            with tempfile.SpooledTemporaryFile(_SPOOL_BYTES, dir=parent) as spool:
+                digest = hashlib.sha256()
+                while chunk := source.read(_CHUNK):
+                    digest.update(chunk)
+                    spool.write(chunk)
+                diff_id = digest.hexdigest()
+                if diff_id in missing and not (parent / f"{LAYER_FORMAT}-{diff_id}").is_dir():
+                    spool.seek(0)
+                    _extract_layer(spool, parent / f"{LAYER_FORMAT}-{diff_id}")
 
 
-def _extract_layer(source: Any, parent: Path, wanted: set[str]) -> None:
-    staging = parent / f".tmp-{uuid.uuid4().hex}"
+def _extract_layer(source: Any, dest: Path) -> None:
+    """Extract the layer tar ``source`` beside ``dest``, make it an overlay layer, rename it into place."""
+    staging = dest.with_name(f".tmp-{uuid.uuid4().hex}")
     staging.mkdir(mode=0o700)
     try:
-        digest = hashlib.sha256()
         tar = subprocess.Popen(
             ["tar", "-x", "--numeric-owner", "--same-owner", "-p", "-C", str(staging)],
             stdin=subprocess.PIPE,
@@ -127,20 +142,16 @@ def _extract_layer(source: Any, parent: Path, wanted: set[str]) -> None:
         assert tar.stdin is not None and tar.stderr is not None
         try:
             while chunk := source.read(_CHUNK):
-                digest.update(chunk)
                 tar.stdin.write(chunk)
         finally:
             tar.stdin.close()
             err = tar.stderr.read().decode(errors="replace")
             tar.wait()
-        diff_id = digest.hexdigest()
         if tar.returncode != 0:
-            raise SandboxError(f"extracting layer {diff_id} failed: {err.strip()[-300:]}")
-        if diff_id not in wanted:
-            return
+            raise SandboxError(f"extracting layer {dest.name} failed: {err.strip()[-300:]}")
         _to_overlay(staging, sandbox_ids())
         try:
-            staging.rename(parent / f"{LAYER_FORMAT}-{diff_id}")
+            staging.rename(dest)
         except OSError:
             pass  # another process put the same layer in place first
     finally:

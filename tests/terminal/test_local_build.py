@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +16,11 @@ import pytest
 
 from agentenvs.core import load_task
 from agentenvs.sandbox.base import SandboxSpec
+from agentenvs.sandbox.images import build_image
 from agentenvs.sandbox.layers import image_root, layer_dir
 from agentenvs.sandbox.local import LocalSandbox
 from agentenvs.sandbox.local_resources import sweep_local_sandboxes
+from agentenvs.sandbox.local_system import sandbox_ids
 from agentenvs.sandbox.provision import local_build
 from tests.terminal.harbor_tasks import BASE, write_task
 from tests.terminal.test_harbor_format import play
@@ -129,6 +133,7 @@ from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.layers import image_root
 from agentenvs.sandbox.local import LocalSandbox
 from agentenvs.sandbox.local_resources import sweep_local_sandboxes
+from agentenvs.sandbox.local_system import sandbox_ids
 sandbox = LocalSandbox(SandboxSpec(workdir="/app", storage_mb=64), image=image_root(sys.argv[1]))
 sandbox.exec("echo x > /usr/agent-file")
 print(sandbox.home, flush=True)
@@ -155,3 +160,50 @@ def test_snapshots_carry_the_image_changes_and_restore_puts_them_back(docker_cli
         after = sandbox.exec("cat /etc/kept.conf; ls /app; command -v jq; ls /var/new 2>&1")
         assert after.output.splitlines()[:3] == ["one", "numbers.txt", "/usr/bin/jq"]
         assert "No such file" in after.output.splitlines()[3]
+
+
+WHITEOUTS = """
+import json, os, stat, sys
+from agentenvs.sandbox.base import SandboxSpec
+from agentenvs.sandbox.layers import image_root
+from agentenvs.sandbox.local import LocalSandbox
+root = image_root(sys.argv[1])
+top = root.layers[-1]
+gone = os.lstat(top / "etc/debian_version")
+with LocalSandbox(SandboxSpec(workdir="/app", storage_mb=64), image=root) as sandbox:
+    seen = sandbox.exec("ls /usr/share/doc; ls /etc/debian_version 2>&1; stat -c %U /usr/bin/env").output
+print(json.dumps({
+    "whiteout": [stat.S_ISCHR(gone.st_mode), gone.st_rdev],
+    "opaque": os.getxattr(top / "usr/share/doc", "trusted.overlay.opaque").decode(),
+    "owners": sorted({os.lstat(p).st_uid for layer in root.layers for p in [layer, *layer.glob("usr/bin/*")]}),
+    "mode": oct(os.stat(top.parent).st_mode & 0o777),
+    "seen": seen,
+}))
+"""
+
+
+def test_layers_are_extracted_once_with_overlay_whiteouts_and_the_sandbox_user_as_owner(
+    tmp_path: Path, docker_client: Any
+) -> None:
+    """A fresh layer directory: the image's deletion and replaced directory become overlayfs's own marks."""
+    context = tmp_path / "ctx"
+    context.mkdir()
+    (context / "Dockerfile").write_text(
+        "FROM debian:bookworm-slim\n"
+        "RUN rm /etc/debian_version && rm -rf /usr/share/doc && mkdir /usr/share/doc && echo x > /usr/share/doc/only\n"
+    )
+    image = build_image(context, "test-whiteouts")
+    private = Path(tempfile.mkdtemp(prefix="agentenvs-test-layers-"))
+    private.chmod(0o755)
+    try:
+        env = {**os.environ, "AGENTENVS_SANDBOX_DIR": str(private / "sandboxes")}
+        done = subprocess.run(
+            [sys.executable, "-c", WHITEOUTS, image], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(private)
+    assert got["whiteout"] == [True, 0] and got["opaque"] == "y" and got["mode"] == "0o700"
+    assert got["owners"] == [sandbox_ids()[0]]
+    assert got["seen"].splitlines()[0] == "only" and "No such file" in got["seen"] and "root" in got["seen"]
