@@ -19,9 +19,19 @@ from agentenvs.sandbox.shell import PersistentShell, Transport
 SandboxFactory = Callable[..., Sandbox]
 
 
-def _local(spec: SandboxSpec | None = None, *, environment: str | Path | None = None, **kwargs: Any) -> Sandbox:
+def _local(
+    spec: SandboxSpec | None = None,
+    *,
+    environment: str | Path | None = None,
+    image: str | None = None,
+    **kwargs: Any,
+) -> Sandbox:
     from agentenvs.sandbox.local import LocalSandbox
 
+    if image is not None:
+        from agentenvs.sandbox.layers import image_root
+
+        return LocalSandbox(spec, image=image_root(image), **kwargs)
     if environment is None:
         return LocalSandbox(spec, **kwargs)
     from agentenvs.sandbox.templates import local_template
@@ -48,8 +58,9 @@ def backends() -> list[str]:
 
 
 def create_sandbox(backend: str, spec: SandboxSpec | None = None, **kwargs: Any) -> Sandbox:
-    """A new sandbox from the named backend. ``local`` also takes ``environment=`` (a task's
-    ``environment/`` directory), built once into a cached template."""
+    """A new sandbox from the named backend. ``local`` also takes ``image=`` (an image of the docker
+    engine, run over as layers) or ``environment=`` (a task's ``environment/`` directory, applied
+    once without docker into a cached template)."""
     try:
         factory = _BACKENDS[backend]
     except KeyError:

@@ -2,7 +2,8 @@
 
 The verifier runs on a toolchain the agent could not have touched: on docker
 a fresh container from the pristine image, into which the agent's changes
-are copied as data; on local the host's read-only system directories. A
+are copied as data; on local the host's read-only system directories, or
+the image's overlay with such changes undone (:func:`agentenvs.sandbox.layers.seal_system`). A
 change that would alter the verifier's own tools (interpreters, libraries,
 the loader, shell start-up files, Python's import machinery) is never copied:
 :func:`protected_reason` says why, and the verifier's result lists what was

@@ -51,6 +51,15 @@ def docker_client() -> Any:
         return client
 
 
+def engine_reachable() -> bool:
+    """Whether a docker engine answers (the local backend then builds Dockerfiles with it)."""
+    try:
+        docker_client()
+    except SandboxError:
+        return False
+    return True
+
+
 def owner_labels() -> dict[str, str]:
     """Labels that tie a container or image to this process, for sweeping."""
     return {LABEL: "1", OWNER_PID_LABEL: str(os.getpid()), OWNER_HOST_LABEL: socket.gethostname()}

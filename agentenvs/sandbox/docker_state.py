@@ -45,11 +45,16 @@ class StateTransfer:
 
     def summary(self) -> str:
         """One line for the verifier's detail; empty when nothing was refused."""
-        if not self.refused:
-            return ""
-        shown = ", ".join(f"{path} ({why})" for path, why in self.refused[:8])
-        more = f" and {len(self.refused) - 8} more" if len(self.refused) > 8 else ""
-        return f"left out of the verified state: {shown}{more}"
+        return refused_summary(self.refused)
+
+
+def refused_summary(refused: list[tuple[str, str]]) -> str:
+    """One line naming the agent's changes the verifier does not see; empty when there are none."""
+    if not refused:
+        return ""
+    shown = ", ".join(f"{path} ({why})" for path, why in refused[:8])
+    more = f" and {len(refused) - 8} more" if len(refused) > 8 else ""
+    return f"left out of the verified state: {shown}{more}"
 
 
 def _layers(api: Any, container: str) -> tuple[Path, list[Path]]:
@@ -64,7 +69,7 @@ def _layers(api: Any, container: str) -> tuple[Path, list[Path]]:
     return Path(data["UpperDir"]), lowers
 
 
-def _image_commands(lowers: list[Path]) -> frozenset[str]:
+def image_commands(lowers: list[Path]) -> frozenset[str]:
     names: set[str] = set()
     for layer in lowers:
         for rel in _PATH_DIRS:
@@ -74,7 +79,7 @@ def _image_commands(lowers: list[Path]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _is_opaque(path: str) -> bool:
+def is_opaque(path: str) -> bool:
     for name in _OPAQUE_XATTRS:
         try:
             if os.getxattr(path, name, follow_symlinks=False) == b"y":
@@ -92,7 +97,7 @@ def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
 def read_changes(api: Any, container: str) -> StateTransfer:
     """Pack the stopped ``container``'s changes that the verifier may see."""
     upper, lowers = _layers(api, container)
-    commands = _image_commands(lowers)
+    commands = image_commands(lowers)
     out = StateTransfer()
     with tarfile.open(fileobj=out.archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for here, dirs, files in os.walk(upper):
@@ -117,7 +122,7 @@ def read_changes(api: Any, container: str) -> StateTransfer:
                 if not (is_dir or stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                     out.refused.append((inside, "not a regular file, directory or symlink"))
                     continue
-                if is_dir and _is_opaque(host):
+                if is_dir and is_opaque(host):
                     out.emptied.append(inside)
                 tar.add(host, arcname=inside.lstrip("/"), recursive=False, filter=_plain)
                 out.files += 0 if is_dir else 1

@@ -346,6 +346,12 @@ def image_workdir(image: str, client: Any = None) -> str | None:
     return workdir if workdir not in ("", "/") else None
 
 
+def image_user(image: str, client: Any = None) -> str:
+    """The image's USER (empty when it sets none)."""
+    api = (client or docker_client()).api
+    return str((api.inspect_image(image).get("Config") or {}).get("User") or "")
+
+
 def image_digest(image: str, client: Any = None) -> str:
     """A content address for run records: the registry digest if the image has one, else its id."""
     import docker.errors

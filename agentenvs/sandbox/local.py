@@ -3,9 +3,12 @@
 The sandbox's files (the workdir, /tmp, /logs, /tests, /solution, /root,
 /dev/shm) live on a filesystem of ``storage_mb`` mounted at
 ``<SANDBOX_PARENT>/<pid>-<id>/root`` (see :mod:`agentenvs.sandbox.local_storage`)
-and are bound read-write at their in-sandbox paths; the host's /usr, /bin,
-/sbin, /lib and /lib64 are bound read-only, /etc is a minimal one of our own
-(:mod:`agentenvs.sandbox.local_system`), /proc/sys is read-only. One
+and are bound read-write at their in-sandbox paths. The system under them
+is the host's /usr, /bin, /sbin, /lib and /lib64 bound read-only with a
+minimal /etc of our own (:mod:`agentenvs.sandbox.local_system`), or, for a
+task built by docker, the image's: an overlay of its layers whose writes go
+to the sandbox's filesystem (:mod:`agentenvs.sandbox.layers`,
+:mod:`agentenvs.sandbox.local_bwrap`). /proc/sys is read-only. One
 long-lived bubblewrap per sandbox holds its own user, pid, network, IPC and
 UTS namespaces (see :mod:`agentenvs.sandbox.holder`); every ``exec()`` and
 ``shell()`` joins them, so a service started in the shell is seen by later
@@ -29,33 +32,33 @@ import threading
 import uuid
 import warnings
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
+from agentenvs.sandbox.docker_state import refused_summary
 from agentenvs.sandbox.execio import run_capped
 from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, host_tool
+from agentenvs.sandbox.layers import ImageRoot, mount_system, seal_system
+from agentenvs.sandbox.local_bwrap import HOST_DIRS, SEARCH_PATH, bwrap_argv, host_system, image_system
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
 from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
-from agentenvs.sandbox.local_system import HOSTNAME, SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
+from agentenvs.sandbox.local_system import SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
 from agentenvs.sandbox.procs import proc_start_time, wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
 
-HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 SYSTEM_DIRS = (*HOST_DIRS, "/etc")
 SANDBOX_DIRS = ("/tmp", "/logs", "/tests", "/solution", "/root")
 #: Writable in the sandbox and on its filesystem, but not reachable with put and get.
 SCRATCH_DIRS = ("/dev/shm",)
 MAX_EXEC_OUTPUT = 8 * 1024 * 1024
 BASE_ENV = {
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "PATH": SEARCH_PATH,
     "HOME": "/root",
     "USER": "root",
     "LANG": "C.UTF-8",
@@ -67,14 +70,21 @@ _swept = threading.Event()
 
 
 class LocalSandbox:
-    """A bubblewrap sandbox on this host. ``template`` is a root directory to start from (a copy is made)."""
+    """A bubblewrap sandbox on this host. ``template`` is a root directory to start from (a copy is made);
+    ``image`` a built image to run over instead of the host's system (see :mod:`agentenvs.sandbox.layers`)."""
 
     backend = "local"
-    #: The agent never could change what the verifier runs on here, so sealing leaves nothing out.
+    #: On the host's read-only system the agent never could change what the verifier runs on; over an
+    #: image, ``seal`` names the toolchain changes it undid.
     sealed_note = ""
 
     def __init__(
-        self, spec: SandboxSpec | None = None, *, template: Path | None = None, env: dict[str, str] | None = None
+        self,
+        spec: SandboxSpec | None = None,
+        *,
+        template: Path | None = None,
+        env: dict[str, str] | None = None,
+        image: ImageRoot | None = None,
     ):
         self.spec = spec or SandboxSpec()
         if os.geteuid() != 0:
@@ -97,7 +107,8 @@ class LocalSandbox:
             )
         self.workdir = workdir
         self.writable = tuple(dict.fromkeys((workdir, *SANDBOX_DIRS)))
-        self.env = {**BASE_ENV, **self.spec.env, **(env or {})}
+        self._image = image
+        self.env = {**BASE_ENV, **(image.env if image else {}), **self.spec.env, **(env or {})}
         if not _swept.is_set():
             _swept.set()
             sweep_local_sandboxes()
@@ -109,6 +120,8 @@ class LocalSandbox:
         #: The sandbox's files on the host (their own filesystem). Read it directly only while none of its
         #: processes run (templates copy it so); otherwise use get and put.
         self.root = self.home / "root"
+        #: The image's system (an overlay whose writes go to ``root/.system``), when there is an image.
+        self._system = self.home / "system"
         self._res = LocalResources(self.home)
         self._finalizer = weakref.finalize(self, self._res.release)
         self._snapshots: dict[str, Path] = {}
@@ -129,6 +142,7 @@ class LocalSandbox:
         self.root.mkdir()
         mount_storage(self.root, self.home / "storage.ext4", self.spec.storage_mb)
         self._res.mounted = self.root
+        self._mount_system()
         self._fill_root(template)
         self._limit_note = ""
         try:
@@ -156,6 +170,11 @@ class LocalSandbox:
         """Copy ``source`` (a template or snapshot) onto the empty root, make the sandbox's dirs, open it for get/put."""
         if source is not None:
             copy_tree(source, self.root)
+        elif self._image is not None:  # the image's files in the sandbox's own directories (COPY to /app)
+            for d in self.writable:
+                image_dir = self._system / d.lstrip("/")
+                if image_dir.is_dir() and not image_dir.is_symlink():
+                    copy_tree(image_dir, self.root / d.lstrip("/"))
         uid, gid = self._owner
         for d in (*self.writable, *SCRATCH_DIRS):
             path = self.root / d.lstrip("/")
@@ -165,17 +184,12 @@ class LocalSandbox:
             (self.root / d).chmod(0o1777)
         self._res.files = SandboxFiles(self.root, writable=self.writable, workdir=self.workdir, owner=self._owner)
 
+    def _mount_system(self) -> None:
+        if self._image is not None:
+            mount_system(self._image, self._system, self.root / ".system")
+            self._res.system = self._system
+
     # -- the namespaces, and the command line every process in the sandbox starts with --
-
-    def _limits_prefix(self, *, holder: bool = False) -> list[str]:
-        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).
-
-        The holder stays out of the memory cgroup: an OOM there must never end the namespaces.
-        """
-        if self._res.cgroups is not None:
-            return self._res.cgroups.join_prefix(skip=("memory",) if holder else ())
-        kb = self.spec.memory_mb * 1024
-        return ["/bin/sh", "-c", f'ulimit -u {self.spec.pids}; ulimit -v {kb}; exec "$@"', "sh"]
 
     def _holder(self) -> NamespaceHolder:
         """The running namespace holder; a new one if the last died (its processes died with it)."""
@@ -186,9 +200,9 @@ class LocalSandbox:
                 if holder is not None:
                     holder.kill()
                 holder = self._res.holder = NamespaceHolder(
-                    self._limits_prefix(),
+                    self._res.limits_prefix(self.spec),
                     self._bwrap_argv(),
-                    own_prefix=self._limits_prefix(holder=True),
+                    own_prefix=self._res.limits_prefix(self.spec, holder=True),
                     owner=self._owner,
                     log=self.home / "holder.log",
                     network=self.spec.network,
@@ -199,38 +213,15 @@ class LocalSandbox:
         return self._holder().enter(command, cwd=cwd, env=env)
 
     def _bwrap_argv(self) -> list[str]:
-        """bubblewrap, run as the sandbox user: uid 0 inside a user namespace that cannot nest another."""
-        argv = [
+        system = host_system(self._etc) if self._image is None else image_system(self._system, self._etc, self.writable)
+        binds = [str(self.root / d.lstrip("/")) for d in (*self.writable, *SCRATCH_DIRS)]
+        return bwrap_argv(
             self._bwrap,
-            "--unshare-user",
-            "--uid",
-            "0",
-            "--gid",
-            "0",
-            "--disable-userns",
-            "--new-session",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--hostname",
-            HOSTNAME,
-            "--cap-drop",
-            "ALL",
-        ]
-        if not self.spec.network:
-            argv.append("--unshare-net")
-        for d in HOST_DIRS:
-            if os.path.islink(d):
-                argv += ["--symlink", os.readlink(d), d]
-            elif os.path.isdir(d):
-                argv += ["--ro-bind", d, d]
-        argv += ["--ro-bind", str(self._etc), "/etc"]
-        argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
-        for d in (*self.writable, *SCRATCH_DIRS):
-            argv += ["--bind", str(self.root / d.lstrip("/")), d]
-        argv += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs: files there would escape storage_mb
-        argv += ["--ro-bind", str(self._evaluators), EVALUATORS_MOUNT]
-        return argv + ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", BASE_ENV["PATH"]]
+            network=self.spec.network,
+            system=system,
+            binds=dict(zip((*self.writable, *SCRATCH_DIRS), binds, strict=True)),
+            evaluators=self._evaluators,
+        )
 
     @property
     def capabilities(self) -> Capabilities:
@@ -245,6 +236,7 @@ class LocalSandbox:
                 "isolation": "bubblewrap namespaces shared by every command (nsenter)",
                 "limits": "cgroup v1 pids/memory/cpu" if limits else self._limit_note,
                 "storage": f"ext4 of {self.spec.storage_mb} MiB on a loop device",
+                "system": f"image {self._image.image} (overlay)" if self._image else "the host's, read-only",
                 "user": f"root in a user namespace = host user {SANDBOX_USER} (uid {self._owner[0]}), no capabilities",
                 "evaluators": EVALUATORS_MOUNT,
                 "root": str(self.root),
@@ -339,21 +331,10 @@ class LocalSandbox:
         ref = f"snap-{len(self._snapshots)}-{uuid.uuid4().hex[:8]}"
         dest = self.home / "snapshots" / ref
         dest.parent.mkdir(mode=0o700, exist_ok=True)
-        with self._paused():
+        with self._res.paused():
             copy_tree(self.root, dest)
         self._snapshots[ref] = dest
         return ref
-
-    @contextmanager
-    def _paused(self) -> Iterator[None]:
-        cgroups = self._res.cgroups
-        if cgroups is None:  # rlimits only: nothing can freeze the processes (see capabilities)
-            yield
-            return
-        with cgroups.frozen() as frozen:
-            if not frozen:
-                raise SandboxError("could not freeze the sandbox's processes to copy its files")
-            yield
 
     def restore(self, ref: str) -> None:
         """Kill every process, put the snapshot's files back, start new namespaces; open shells restart at the workdir."""
@@ -366,8 +347,10 @@ class LocalSandbox:
         with self._holder_lock:
             self._res.kill_processes()
             self._res.files.close()
+            self._res.unmount_system()
             empty_tree(self.root)  # nothing runs any more: no path can change under the removal
             self._fill_root(source)
+            self._mount_system()
         self._holder()
         for shell in self._res.shells:
             shell.reset(cwd=self.workdir)
@@ -400,8 +383,11 @@ class LocalSandbox:
 
     def seal(self) -> LocalSandbox:
         """End the agent's phase: every agent process killed. The verifier runs here, in new namespaces,
-        on the host's read-only programs, which the agent could never write."""
+        on the host's read-only programs, or over the image with the agent's changes to its toolchain
+        undone (the docker backend's rule; ``sealed_note`` lists them)."""
         self.kill_all()
+        if self._image is not None:
+            self.sealed_note = refused_summary(seal_system(self._image, self._system, self.root / ".system"))
         return self
 
     def wait_idle(self, timeout: float, window: float = 0.25) -> bool:

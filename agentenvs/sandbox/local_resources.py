@@ -14,9 +14,12 @@ import shutil
 import signal
 import subprocess
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
+from agentenvs.core.errors import SandboxError
+from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.cgroups import Cgroups
 from agentenvs.sandbox.holder import NamespaceHolder
 from agentenvs.sandbox.local_files import SandboxFiles
@@ -38,10 +41,33 @@ class LocalResources:
         self.shells: list[PersistentShell] = []
         self.procs: set[subprocess.Popen[bytes]] = set()
         self.mounted: Path | None = None
+        #: An image's overlay, whose writes live on the ``mounted`` filesystem (unmounted first).
+        self.system: Path | None = None
         self.files: SandboxFiles | None = None
         #: The host-side state checker and the inode of the root it has mounted.
         self.checker: StateChecker | None = None
         self.checker_root = 0
+
+    def limits_prefix(self, spec: SandboxSpec, *, holder: bool = False) -> list[str]:
+        """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).
+
+        The holder stays out of the memory cgroup: an OOM there must never end the namespaces.
+        """
+        if self.cgroups is not None:
+            return self.cgroups.join_prefix(skip=("memory",) if holder else ())
+        kb = spec.memory_mb * 1024
+        return ["/bin/sh", "-c", f'ulimit -u {spec.pids}; ulimit -v {kb}; exec "$@"', "sh"]
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The sandbox's processes frozen, so none can change a file under a copy."""
+        if self.cgroups is None:  # rlimits only: nothing can freeze the processes (see capabilities)
+            yield
+            return
+        with self.cgroups.frozen() as frozen:
+            if not frozen:
+                raise SandboxError("could not freeze the sandbox's processes to copy its files")
+            yield
 
     def close_checker(self) -> None:
         if self.checker is not None:
@@ -88,11 +114,17 @@ class LocalResources:
                     pass
         wait_gone(victims[1:], 5.0)
 
+    def unmount_system(self) -> None:
+        if self.system is not None:
+            unmount(self.system)
+            self.system = None
+
     def drop_root(self) -> None:
         """Close our descriptor of the sandbox's filesystem and detach it (its loop device goes with it)."""
         if self.files is not None:
             self.files.close()
             self.files = None
+        self.unmount_system()
         if self.mounted is not None:
             unmount(self.mounted)
             self.mounted = None
@@ -130,6 +162,7 @@ def sweep_local_sandboxes(parent: Path | None = None) -> int:
         cgroups = Cgroups({k: Path(v) for k, v in meta.get("cgroups", {}).items()})
         if cgroups.paths:
             cgroups.kill_all()
+        unmount(home / "system")
         unmount(home / "root")
         if cgroups.paths:
             cgroups.remove()

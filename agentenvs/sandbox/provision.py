@@ -29,10 +29,44 @@ EPISODE_SHELLS = 2
 
 
 def _make(backend: str, spec: SandboxSpec) -> Sandbox:
-    """On ``local`` the spec's image names the environment directory."""
-    if backend == "local" and spec.image and Path(spec.image).is_dir():
-        return create_sandbox("local", spec, environment=spec.image)
+    """On ``local`` the spec's image is a built image or, without docker, the environment directory."""
+    if backend == "local" and spec.image:
+        if Path(spec.image).is_dir():
+            return create_sandbox("local", spec, environment=spec.image)
+        return create_sandbox("local", spec, image=spec.image)
     return create_sandbox(backend, spec)
+
+
+def local_build(task: Task) -> tuple[str, str]:
+    """The image a local sandbox for ``task`` runs over (built now, the docker backend's tag and cache),
+    or ``""`` and why its ``environment/Dockerfile`` is applied literally instead (see docs/task-format.md)."""
+    env = task.config.environment
+    context = task.dir("environment")
+    dockerfile = context / "Dockerfile" if context is not None else None
+    if not env.docker_image and (dockerfile is None or not dockerfile.is_file()):
+        return "", ""
+    from agentenvs.sandbox.docker_engine import engine_reachable
+
+    literal = (
+        "so its Dockerfile was applied without docker: FROM ignored, RUN run against the host's read-only "
+        "system (apt-get and pip installs fail)"
+    )
+    if not engine_reachable():
+        return "", f"{task.full_id}: no docker engine answers, {literal}; install and start docker for real builds"
+    from agentenvs.sandbox.images import base_images, image_user, resolve_base, task_image
+
+    wanted = [env.docker_image] if env.docker_image else base_images(dockerfile.read_text()) if dockerfile else []
+    missing = [image for image in wanted if resolve_base(image).status == "missing"]
+    if missing:
+        return "", (
+            f"{task.full_id}: {', '.join(missing)} not in the docker engine (nothing is pulled) and no row of the "
+            f"substitution table stands in, {literal}"
+        )
+    image = task_image(task)
+    user = image_user(image)
+    if user.split(":")[0] not in ("", "root", "0"):
+        return image, f"{task.full_id}: the image's USER {user} is not honoured locally: commands run as root"
+    return image, ""
 
 
 #: What a family computes on a pooled sandbox before any episode takes it (its first checks, say).
@@ -70,8 +104,8 @@ class Provisioner:
         #: The tasks the pool makes sandboxes for, by id (a pooled sandbox's spec carries the id as a label).
         self._tasks: dict[str, Task] = {}
         self._prepared: weakref.WeakKeyDictionary[Sandbox, Any] = weakref.WeakKeyDictionary()
-        #: Each task's base-image substitution warnings, by id.
-        self._substitutions: dict[str, list[str]] = {}
+        #: Each task's warnings about its image (a stand-in, no real build), by id.
+        self._image_warnings: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     def _make_warm(self, backend: str, spec: SandboxSpec) -> Sandbox:
@@ -132,21 +166,25 @@ class Provisioner:
         return granted, warnings
 
     def warnings_for(self, task: Task) -> list[str]:
-        """What the task asked for and will not get (the network, a base image), for ``info["warnings"]``."""
-        warnings = self.network_plan(task)[1]
-        if self.backend == "docker":
-            from agentenvs.sandbox.images import substitution_warnings
+        """What the task asked for and will not get (the network, a real build), and what stood in for
+        its base image, for ``info["warnings"]``."""
+        if task.full_id not in self._image_warnings:  # the engine's images do not change between resets
+            self._image_warnings[task.full_id] = self._image_warnings_of(task)
+        return self.network_plan(task)[1] + self._image_warnings[task.full_id]
 
-            if task.full_id not in self._substitutions:  # the engine's images do not change between resets
-                self._substitutions[task.full_id] = substitution_warnings(task)
-            warnings += self._substitutions[task.full_id]
-        return warnings
+    def _image_warnings_of(self, task: Task) -> list[str]:
+        from agentenvs.sandbox.images import substitution_warnings
+
+        if self.backend == "local":
+            image, why = local_build(task)
+            return [*(substitution_warnings(task) if image else []), *([why] if why else [])]
+        return substitution_warnings(task) if self.backend == "docker" else []
 
     def _workdir(self, task: Task, image: str) -> str:
         """Where the agent starts: ``[environment] workdir`` if the task names one, else the image's
-        WORKDIR (docker; locally the template takes the Dockerfile's last WORKDIR), else ``/app``."""
+        WORKDIR (a local template without docker takes the Dockerfile's last WORKDIR), else ``/app``."""
         env = task.config.environment
-        if self.backend != "docker" or env.workdir_is_set:
+        if not image or Path(image).is_dir() or env.workdir_is_set:
             return env.workdir
         from agentenvs.sandbox.images import image_workdir
 
@@ -157,8 +195,9 @@ class Provisioner:
             from agentenvs.sandbox.images import task_image
 
             return task_image(task)
+        image = local_build(task)[0]
         environment = task.dir("environment")
-        return str(environment) if environment is not None else ""
+        return image or (str(environment) if environment is not None else "")
 
     def acquire(self, task: Task) -> Sandbox:
         """A sandbox for ``task``; a compose task's side services start first (docker only, never pooled)."""
