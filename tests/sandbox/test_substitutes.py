@@ -21,7 +21,6 @@ from agentenvs.core import load_task
 from agentenvs.core.errors import SandboxError, TaskFormatError
 from agentenvs.sandbox.images import SUBSTITUTE_LABEL, build_image, rewrite_bases, task_image
 from agentenvs.sandbox.substitutes import USER_TABLE_ENV, find_substitute, normalize, table
-from agentenvs.validate import validate_tasks
 
 TASK = Path(__file__).parent / "standin_tasks" / "active-users"
 
@@ -90,9 +89,6 @@ def test_a_task_for_docker_hubs_python_runs_on_its_stand_in_and_says_so(docker_c
     created = docker_client.api.inspect_image(first)["Created"]
     assert task_image(task) == first
     assert docker_client.api.inspect_image(first)["Created"] == created  # the second build was a cache hit
-    (result,) = validate_tasks([task], env_kwargs={"backend": "docker"})
-    scores = {variant: check.score for variant, check in result.episodes.items()}
-    assert scores == {"oracle": 1.0, "noop": 0.0, "wrong": 0.0}, result.episodes
     env = agentenvs.make(TASK, backend="docker")
     try:
         _, info = env.reset(seed=0)

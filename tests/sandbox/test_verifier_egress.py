@@ -146,10 +146,16 @@ def test_a_verifier_that_needs_an_unreachable_host_is_an_environment_error(backe
 
 
 @pytest.mark.docker
-def test_a_verifier_installs_its_tools_with_pip_through_the_gate(docker_client: Any, tmp_path: Path):
-    (result,) = validate_tasks([load_task(TASKS / "active-users")], env_kwargs={"backend": "docker"})
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_a_docker_hub_task_installs_with_apt_and_pip_on_both_backends(backend: str, docker_client: Any):
+    """FROM python:3.12-slim (a stand-in), apt-get and pip in the build, pip install pytest in test.sh."""
+    (result,) = validate_tasks([load_task(TASKS / "active-users")], env_kwargs={"backend": backend})
     scores = {variant: check.score for variant, check in result.episodes.items()}
     assert scores == {"oracle": 1.0, "noop": 0.0, "wrong": 0.0}, result.episodes
+
+
+@pytest.mark.docker
+def test_a_run_counts_a_verifier_without_its_host_apart(docker_client: Any, tmp_path: Path):
     out = tmp_path / "run"
     shown = CliRunner().invoke(
         app,
