@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -251,6 +253,9 @@ def _detail(result: TaskValidation) -> Text:
     return _cut("; ".join(problems))
 
 
+_BUILD_LOG = re.compile(r"the whole log: (\S+?\.log)")
+
+
 def _print_validation(results: list[TaskValidation], backend: str, verbose: bool) -> list[str]:
     """The validate table (every detail in full after it, with ``verbose``); returns the failed tasks."""
     table = Table(title=f"validate ({backend})")
@@ -268,11 +273,17 @@ def _print_validation(results: list[TaskValidation], backend: str, verbose: bool
         )
     console.print(table)
     if verbose:
+        logs_shown: set[str] = set()
         for result in results:
             for variant, check in result.episodes.items():
                 if check.detail:
                     console.rule(Text(f"{result.task_id} {variant}"))
                     console.print(check.detail, markup=False, highlight=False, soft_wrap=True)
+                for log in dict.fromkeys(_BUILD_LOG.findall(check.detail or "")):
+                    if log not in logs_shown and Path(log).is_file():  # a failed build's detail has its tail only
+                        logs_shown.add(log)
+                        console.rule(Text(f"{result.task_id}: the whole build log ({log})"))
+                        console.print(Path(log).read_text(errors="replace"), markup=False, highlight=False)
             if result.error:
                 console.rule(Text(result.task_id))
                 console.print(result.error, markup=False, highlight=False, soft_wrap=True)

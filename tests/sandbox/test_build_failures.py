@@ -83,6 +83,13 @@ def test_a_run_records_it_as_an_environment_error_once(docker_client: Any, tmp_p
     (validation,) = validate_tasks([load_task(TASK)], env_kwargs={"backend": "docker"})
     for check in validation.episodes.values():  # validate's table shows each variant unscored, with why
         assert check.score is None and "needs network: tools.example.invalid" in check.detail
+    shown = CliRunner().invoke(
+        app,
+        ["validate", str(TASK), "--backend", "docker", "--no-audit", "--verbose"],
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert "needs network: tools.example.invalid" in shown.output
+    assert "the whole build log" in shown.output and "Step 1/" in shown.output  # the log itself, not its tail
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
