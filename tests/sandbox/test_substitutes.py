@@ -35,6 +35,17 @@ def test_references_are_matched_as_docker_names_them():
     assert find_substitute("example.invalid/never:1") is None
 
 
+def test_official_images_under_their_mirrors_names_match_as_the_short_name():
+    ecr = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6df2d30119ff4790ebbb60b364818d5112d9e3e932"
+    assert normalize(ecr) == "ubuntu:24.04"
+    assert find_substitute(ecr).match == "ubuntu:*"
+    assert find_substitute("public.ecr.aws/docker/library/python:3.13-slim-bookworm").match == "python:*"
+    assert normalize("mirror.gcr.io/library/node:20") == "node:20"
+    # another repository on the same registry is not an official image
+    assert normalize("public.ecr.aws/someone/ubuntu:24.04") == "public.ecr.aws/someone/ubuntu:24.04"
+    assert find_substitute("public.ecr.aws/someone/ubuntu:24.04") is None
+
+
 def test_only_the_from_images_change_in_a_rewrite():
     text = "ARG V=3.12\nFROM python:${V}-slim AS build\nRUN pip install a \\\n    b\nFROM build\nFROM debian:bookworm-slim\n"
     out = rewrite_bases(text, {"python:3.12-slim": "agentenvs/substitute:p"})
