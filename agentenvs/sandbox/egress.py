@@ -165,7 +165,9 @@ class EgressGate:
         url = f"http://127.0.0.1:{self.port}"
         names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
         direct = ",".join(["localhost", "127.0.0.1", *peers])
-        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct}
+        # uv trusts only its own bundled roots unless told otherwise, so behind a TLS-inspecting proxy
+        # (whose CA our images trust) `uv run --with pytest` fails with UnknownIssuer where pip works
+        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct, "UV_NATIVE_TLS": "1"}
 
     def allowed(self, host: str) -> bool:
         return any(fnmatch.fnmatchcase(host.lower(), pattern.lower()) for pattern in self.allow)

@@ -107,6 +107,16 @@ def test_the_gate_lets_through_only_the_list_and_never_the_hosts_loopback(backen
         assert _fetch(sandbox, "https://pypi.org/simple/six/", env).startswith("failed")  # gone with the gate
 
 
+def test_uv_is_told_to_trust_the_system_certificates_as_pip_does():
+    # found on Dhruvpatel2684/metrics-aggregation-repair: `uv run --with pytest` in test.sh failed with
+    # "invalid peer certificate: UnknownIssuer" behind this machine's TLS-inspecting proxy
+    with _sandbox("local") as sandbox:
+        with EgressGate(sandbox.network_namespace(), ()) as gate:
+            env = gate.env()
+    assert env["UV_NATIVE_TLS"] == "1"
+    assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{gate.port}"
+
+
 def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
     tests = tmp_path / "tests"
     tests.mkdir()
