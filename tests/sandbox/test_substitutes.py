@@ -35,6 +35,12 @@ def test_references_are_matched_as_docker_names_them():
     assert find_substitute("example.invalid/never:1") is None
 
 
+def test_the_golang_stand_in_has_the_build_tools_the_official_image_has():
+    # the official golang:*-bookworm image installs them; a task's `RUN make build` relied on make
+    row = find_substitute("golang:1.22.12-bookworm", table())
+    assert {"golang-go", "make", "gcc", "g++", "libc6-dev", "pkg-config"} <= set(row.packages)
+
+
 def test_official_images_under_their_mirrors_names_match_as_the_short_name():
     ecr = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6df2d30119ff4790ebbb60b364818d5112d9e3e932"
     assert normalize(ecr) == "ubuntu:24.04"
