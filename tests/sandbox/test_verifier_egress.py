@@ -133,6 +133,20 @@ def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
     assert list(lacking_hosts(gate, [tests])) == ["pypi.org"]
 
 
+def test_a_host_the_tasks_own_settings_refuse_is_not_the_machines_lack(tmp_path: Path):
+    # found on moodi-mercor/terminal-bench-qc's clean-records-etl: allow_internet = false, and test.sh
+    # pip-installs pytest; on Harbor that fails too, so it is the task's 0, not "needs network: pypi.org"
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test.sh").write_text("python3 -m pip install pytest\n")
+    with _sandbox("local") as sandbox:
+        with EgressGate(sandbox.network_namespace(), ()) as gate:
+            _fetch(sandbox, "https://pypi.org/simple/pytest/", gate.env())
+    assert [a.outcome for a in gate.attempts] == ["refused"]
+    assert lacking_hosts(gate, [tests], task_restricts=True) == {}
+    assert list(lacking_hosts(gate, [tests])) == ["pypi.org"]  # refused by our default list: the machine's
+
+
 def test_what_a_verifier_may_reach_follows_the_tasks_network_settings(tmp_path: Path):
     def task(text: str) -> Any:
         folder = tmp_path / str(abs(hash(text)))
