@@ -41,6 +41,15 @@ def test_the_golang_stand_in_has_the_build_tools_the_official_image_has():
     assert {"golang-go", "make", "gcc", "g++", "libc6-dev", "pkg-config"} <= set(row.packages)
 
 
+@pytest.mark.parametrize("image", ["python:3.12.3-slim", "ubuntu:24.04", "debian:trixie", "buildpack-deps:bookworm"])
+def test_a_pip_or_uv_the_task_installs_trusts_the_system_certificates(image: str):
+    # Power70/harbor-hell: `pip install --upgrade pip==24.0` then pip's own certifi refused the host's
+    # TLS-inspecting proxy ("self-signed certificate in certificate chain") where Debian's pip worked
+    row = find_substitute(image, table())
+    assert row.env["PIP_CERT"] == "/etc/ssl/certs/ca-certificates.crt" and row.env["UV_NATIVE_TLS"] == "1"
+    assert "ENV " in row.dockerfile() and "PIP_CERT=" in row.dockerfile()
+
+
 def test_official_images_under_their_mirrors_names_match_as_the_short_name():
     ecr = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6df2d30119ff4790ebbb60b364818d5112d9e3e932"
     assert normalize(ecr) == "ubuntu:24.04"
