@@ -50,6 +50,16 @@ def test_a_pip_or_uv_the_task_installs_trusts_the_system_certificates(image: str
     assert "ENV " in row.dockerfile() and "PIP_CERT=" in row.dockerfile()
 
 
+@pytest.mark.parametrize("image", ["python:3.11-slim", "debian:12", "buildpack-deps:bookworm", "gcc:13", "golang:1.22",
+                                   "rust:1.75", "ubuntu:24.04", "node:20"])
+def test_no_stand_in_keeps_our_bases_agent_user(image: str):
+    # EquilibriaW/Reverse_Engineering_Agent: `RUN useradd -m -u 1000 agent` failed on the python stand-in
+    # ("user 'agent' already exists"); ubuntu's and node's images have their own uid 1000 user instead
+    recipe = find_substitute(image, table()).dockerfile()
+    own = {"ubuntu:24.04": "ubuntu", "node:20": "node"}.get(image)
+    assert (f"usermod --login {own} " in recipe) if own else ("userdel --remove agent" in recipe)
+
+
 def test_official_images_under_their_mirrors_names_match_as_the_short_name():
     ecr = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6df2d30119ff4790ebbb60b364818d5112d9e3e932"
     assert normalize(ecr) == "ubuntu:24.04"
