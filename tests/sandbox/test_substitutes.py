@@ -50,8 +50,19 @@ def test_a_pip_or_uv_the_task_installs_trusts_the_system_certificates(image: str
     assert "ENV " in row.dockerfile() and "PIP_CERT=" in row.dockerfile()
 
 
-@pytest.mark.parametrize("image", ["python:3.11-slim", "debian:12", "buildpack-deps:bookworm", "gcc:13", "golang:1.22",
-                                   "rust:1.75", "ubuntu:24.04", "node:20"])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "python:3.11-slim",
+        "debian:12",
+        "buildpack-deps:bookworm",
+        "gcc:13",
+        "golang:1.22",
+        "rust:1.75",
+        "ubuntu:24.04",
+        "node:20",
+    ],
+)
 def test_no_stand_in_keeps_our_bases_agent_user(image: str):
     # EquilibriaW/Reverse_Engineering_Agent: `RUN useradd -m -u 1000 agent` failed on the python stand-in
     # ("user 'agent' already exists"); ubuntu's and node's images have their own uid 1000 user instead
