@@ -215,6 +215,10 @@ def _split_top_level(data: dict[str, Any], source: str | Path) -> tuple[dict[str
     kept: dict[str, Any] = {}
     warnings: list[str] = []
     for key, value in data.items():
+        if key == "tags" and isinstance(value, dict):
+            # ours is a list; a [tags] table is a Harbor task's own free-form section, which Harbor ignores
+            warnings.append(f"{source}: top-level [tags] table ignored (agentenvs' tags are a list; Harbor ignores it)")
+            continue
         if key in known:
             kept[key] = value
             continue

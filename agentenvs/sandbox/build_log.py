@@ -28,6 +28,7 @@ _UNREACHABLE = [
         r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN) ([A-Za-z0-9.-]+)",  # npm, node
         r"dial tcp: lookup ([A-Za-z0-9.-]+)",  # go
         r"Failed to connect to ([A-Za-z0-9.-]+\.[A-Za-z]{2,}) port",  # curl
+        r"failed to resolve address for ([A-Za-z0-9.-]+\.[A-Za-z]{2,})",  # cargo (libgit2)
     )
 ]
 #: What package managers print for a package or version the mirror lacks; the groups name it.

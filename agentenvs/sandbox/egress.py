@@ -165,7 +165,9 @@ class EgressGate:
         url = f"http://127.0.0.1:{self.port}"
         names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
         direct = ",".join(["localhost", "127.0.0.1", "0.0.0.0", "::1", *peers])
-        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct}
+        # uv trusts only its own bundled roots unless told otherwise, so behind a TLS-inspecting proxy
+        # (whose CA our images trust) `uv run --with pytest` fails with UnknownIssuer where pip works
+        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct, "UV_NATIVE_TLS": "1"}
 
     def allowed(self, host: str) -> bool:
         return any(fnmatch.fnmatchcase(host.lower(), pattern.lower()) for pattern in self.allow)
@@ -332,14 +334,18 @@ def _tests_text(folders: Iterable[Path]) -> str:
     return "\n".join(chunks)
 
 
-def lacking_hosts(gate: EgressGate, tests: Iterable[Path]) -> dict[str, str]:
+def lacking_hosts(gate: EgressGate, tests: Iterable[Path], *, task_restricts: bool = False) -> dict[str, str]:
     """The hosts the verifier could not get to that its task's own files ask for (by name, or through a
     package tool for a registry), with why. Hosts only the agent's code asked for never count: the
-    agent cannot turn its failure into an environment error by asking for one."""
+    agent cannot turn its failure into an environment error by asking for one. With ``task_restricts``
+    (the task itself said no network, or gave its own list) a refused host is the task's doing, not
+    the machine's, and does not count; a host that could not be reached still does."""
     text = _tests_text(tests)
     uses_packages = bool(_PACKAGE_TOOL.search(text))
     found: dict[str, str] = {}
     for attempt in gate.blocked():
+        if task_restricts and attempt.outcome == "refused":
+            continue
         if attempt.host in text or (uses_packages and attempt.host in REGISTRIES):
             found.setdefault(attempt.host, f"{attempt.outcome}: {attempt.reason}")
     return found

@@ -79,8 +79,20 @@ class _Table(BaseModel):
 
 
 def normalize(image: str) -> str:
-    """``docker.io/library/python:3.12`` and ``python`` as the table matches them: ``python:3.12``, ``python:latest``."""
-    for prefix in ("docker.io/library/", "index.docker.io/library/", "library/"):
+    """``docker.io/library/python:3.12`` and ``python`` as the table matches them: ``python:3.12``, ``python:latest``.
+
+    Docker's official images under their mirrors' names (``public.ecr.aws/docker/library/``,
+    which Terminal-Bench 2 tasks use to avoid Docker Hub's rate limit, and ``mirror.gcr.io/library/``)
+    are the same images, so they match as their short names do.
+    """
+    for prefix in (
+        "docker.io/library/",
+        "index.docker.io/library/",
+        "registry-1.docker.io/library/",
+        "public.ecr.aws/docker/library/",
+        "mirror.gcr.io/library/",
+        "library/",
+    ):
         if image.startswith(prefix):
             image = image[len(prefix) :]
             break

@@ -132,3 +132,13 @@ def test_a_step_without_its_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TaskFormatError, match="steps") as excinfo:
         load_task(root)
     assert "one" in str(excinfo.value)
+
+
+def test_a_tags_table_at_the_top_is_a_harbor_tasks_own_and_is_ignored(tmp_path: Path) -> None:
+    # as a community task writes it (AyliD/sql-query-optimizer): Harbor ignores the table, so must we
+    toml = 'schema_version = "1.1"\n[metadata]\ntags = ["sql"]\n[tags]\ndomain = "data_science"\n'
+    task = load_task(write_task(tmp_path / "sql-task", toml=toml))
+    assert task.tags == ["sql"]
+    assert any("[tags] table ignored" in w for w in task.warnings)
+    with pytest.raises(TaskFormatError):  # a list of the wrong kind is still ours, and wrong
+        load_task(write_task(tmp_path / "bad", toml="tags = [1]\n"))

@@ -54,6 +54,20 @@ def test_the_log_is_read_for_hosts_packages_and_the_failing_step():
     assert not diagnose("Step 1/2 : RUN false\nThe command returned a non-zero code: 1").environmental
 
 
+def test_cargo_fetching_its_git_index_is_read_too():
+    # from Haruto921/task_comp on the rust stand-in (Debian's cargo 1.63 reads crates.io's index from github.com)
+    log = "\n".join(
+        [
+            "Step 6/16 : RUN cargo build --release",
+            "warning: spurious network error (2 tries remaining): failed to resolve address for github.com: Name or"
+            " service not known; class=Net (12)",
+            "error: failed to get `env_logger` as a dependency of package `stale-read-fix v0.1.0 (/app)`",
+        ]
+    )
+    found = diagnose(log)
+    assert list(found.hosts) == ["github.com"] and found.failed_step.startswith("step 6/16 (RUN cargo build")
+
+
 def test_the_headline_names_what_the_machine_lacked():
     rows = [
         {"error": "MachineLacksError: needs network: tools.example.invalid. Building x failed"},

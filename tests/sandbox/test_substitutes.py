@@ -34,6 +34,53 @@ def test_references_are_matched_as_docker_names_them():
     assert find_substitute("example.invalid/never:1") is None
 
 
+def test_the_golang_stand_in_has_the_build_tools_the_official_image_has():
+    # the official golang:*-bookworm image installs them; a task's `RUN make build` relied on make
+    row = find_substitute("golang:1.22.12-bookworm", table())
+    assert {"golang-go", "make", "gcc", "g++", "libc6-dev", "pkg-config"} <= set(row.packages)
+
+
+@pytest.mark.parametrize("image", ["python:3.12.3-slim", "ubuntu:24.04", "debian:trixie", "buildpack-deps:bookworm"])
+def test_a_pip_or_uv_the_task_installs_trusts_the_system_certificates(image: str):
+    # Power70/harbor-hell: `pip install --upgrade pip==24.0` then pip's own certifi refused the host's
+    # TLS-inspecting proxy ("self-signed certificate in certificate chain") where Debian's pip worked
+    row = find_substitute(image, table())
+    assert row.env["PIP_CERT"] == "/etc/ssl/certs/ca-certificates.crt" and row.env["UV_NATIVE_TLS"] == "1"
+    assert "ENV " in row.dockerfile() and "PIP_CERT=" in row.dockerfile()
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "python:3.11-slim",
+        "debian:12",
+        "buildpack-deps:bookworm",
+        "gcc:13",
+        "golang:1.22",
+        "rust:1.75",
+        "ubuntu:24.04",
+        "node:20",
+    ],
+)
+def test_no_stand_in_keeps_our_bases_agent_user(image: str):
+    # EquilibriaW/Reverse_Engineering_Agent: `RUN useradd -m -u 1000 agent` failed on the python stand-in
+    # ("user 'agent' already exists"); ubuntu's and node's images have their own uid 1000 user instead
+    recipe = find_substitute(image, table()).dockerfile()
+    own = {"ubuntu:24.04": "ubuntu", "node:20": "node"}.get(image)
+    assert (f"usermod --login {own} " in recipe) if own else ("userdel --remove agent" in recipe)
+
+
+def test_official_images_under_their_mirrors_names_match_as_the_short_name():
+    ecr = "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d39fcc8335d6d74d5502f6df2d30119ff4790ebbb60b364818d5112d9e3e932"
+    assert normalize(ecr) == "ubuntu:24.04"
+    assert find_substitute(ecr).match == "ubuntu:*"
+    assert find_substitute("public.ecr.aws/docker/library/python:3.13-slim-bookworm").match == "python:*"
+    assert normalize("mirror.gcr.io/library/node:20") == "node:20"
+    # another repository on the same registry is not an official image
+    assert normalize("public.ecr.aws/someone/ubuntu:24.04") == "public.ecr.aws/someone/ubuntu:24.04"
+    assert find_substitute("public.ecr.aws/someone/ubuntu:24.04") is None
+
+
 def test_only_the_from_images_change_in_a_rewrite():
     text = "ARG V=3.12\nFROM python:${V}-slim AS build\nRUN pip install a \\\n    b\nFROM build\nFROM debian:bookworm-slim\n"
     out = rewrite_bases(text, {"python:3.12-slim": "agentenvs/substitute:p"})

@@ -107,6 +107,16 @@ def test_the_gate_lets_through_only_the_list_and_never_the_hosts_loopback(backen
         assert _fetch(sandbox, "https://pypi.org/simple/six/", env).startswith("failed")  # gone with the gate
 
 
+def test_uv_is_told_to_trust_the_system_certificates_as_pip_does():
+    # found on Dhruvpatel2684/metrics-aggregation-repair: `uv run --with pytest` in test.sh failed with
+    # "invalid peer certificate: UnknownIssuer" behind this machine's TLS-inspecting proxy
+    with _sandbox("local") as sandbox:
+        with EgressGate(sandbox.network_namespace(), ()) as gate:
+            env = gate.env()
+    assert env["UV_NATIVE_TLS"] == "1"
+    assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{gate.port}"
+
+
 def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -121,6 +131,20 @@ def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
     assert list(lacking_hosts(gate, [tests])) == ["astral.sh"]
     (tests / "test.sh").write_text("pip install pytest\n")
     assert list(lacking_hosts(gate, [tests])) == ["pypi.org"]
+
+
+def test_a_host_the_tasks_own_settings_refuse_is_not_the_machines_lack(tmp_path: Path):
+    # found on moodi-mercor/terminal-bench-qc's clean-records-etl: allow_internet = false, and test.sh
+    # pip-installs pytest; on Harbor that fails too, so it is the task's 0, not "needs network: pypi.org"
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test.sh").write_text("python3 -m pip install pytest\n")
+    with _sandbox("local") as sandbox:
+        with EgressGate(sandbox.network_namespace(), ()) as gate:
+            _fetch(sandbox, "https://pypi.org/simple/pytest/", gate.env())
+    assert [a.outcome for a in gate.attempts] == ["refused"]
+    assert lacking_hosts(gate, [tests], task_restricts=True) == {}
+    assert list(lacking_hosts(gate, [tests])) == ["pypi.org"]  # refused by our default list: the machine's
 
 
 def test_what_a_verifier_may_reach_follows_the_tasks_network_settings(tmp_path: Path):

@@ -207,3 +207,20 @@ def test_one_broken_task_does_not_stop_the_others(tmp_path: Path, backend: str) 
     bad_result, good_result = validate_tasks([broken, good], env_kwargs={"backend": backend})
     assert not bad_result.ok and "the-setup-step-fails" in bad_result.episodes["oracle"].detail
     assert good_result.ok and good_result.episodes["oracle"].score == 1.0
+
+
+AS_ANOTHER_USER = """#!/bin/bash
+d=$(mktemp -d) && chmod 777 "$d" && cp answer.txt "$d/a" && chmod 644 "$d/a"
+if [ "$(setpriv --reuid=65534 --regid=65534 --clear-groups cat "$d/a")" = 42 ]; then v=1; else v=0; fi
+echo $v > /logs/verifier/reward.txt
+"""
+
+
+def test_a_verifier_may_run_code_as_another_user_from_its_tmpdir(tmp_path: Path, backend: str, make_env: Any) -> None:
+    # ABHISHEK3209/terminal-bench-tasks-finding-triage-task runs the agent's solver as `nobody` from a
+    # mkdtemp() folder; under a mode-700 TMPDIR parent that was "Permission denied"
+    if backend != "docker":
+        pytest.skip("the local sandbox runs as root without capabilities: no other user to switch to")
+    env = make_env(write_task(tmp_path / "my-bench" / "other-user", test_sh=AS_ANOTHER_USER))
+    assert play(env)[0] == 1.0
+    assert play(env, ["done"])[0] == 0.0

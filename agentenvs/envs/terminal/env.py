@@ -33,7 +33,7 @@ from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
 from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
 from agentenvs.sandbox.checks import run_checks, run_in
-from agentenvs.sandbox.egress import EgressGate, lacking_hosts, verifier_allow_list
+from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts, verifier_allow_list
 from agentenvs.sandbox.provision import Provisioner
 
 LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
@@ -256,7 +256,8 @@ class TerminalEnv(AgentEnv):
                 verifier = task.config.verifier
                 timeout = (step.config.verifier.timeout_sec if step else None) or verifier.timeout_sec
                 env = {**verifier.env, **(step.config.verifier.env if step else {})}
-                with EgressGate(sealed.network_namespace(), verifier_allow_list(task)) as gate:
+                allow = verifier_allow_list(task)
+                with EgressGate(sealed.network_namespace(), allow) as gate:
                     verdict = run_verifier(
                         sealed,
                         tests,
@@ -264,7 +265,9 @@ class TerminalEnv(AgentEnv):
                         env={**gate.env(sealed.network_peers()), **env},
                         workdir=sealed.spec.workdir,
                     )
-                lacking = lacking_hosts(gate, tests) if verdict.score < 1 else {}
+                # the registries are our stand-in for Harbor's open network; any other list is the task's own
+                restricted = allow != REGISTRIES
+                lacking = lacking_hosts(gate, tests, task_restricts=restricted) if verdict.score < 1 else {}
                 if lacking:
                     why = "; ".join(f"{host} {reason}" for host, reason in lacking.items())
                     raise MachineLacksError(

@@ -47,7 +47,9 @@ def run_verifier(
         f"for d in {TESTS_DIR} {VERIFIER_LOGS}; do "
         'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d" || exit 1; fi; '
         'mkdir -p -- "$d" && chmod -R u+rwX -- "$d" && find "$d" -mindepth 1 -delete || exit 1; done; '
-        f"chmod 777 {VERIFIER_LOGS} && mkdir -m 700 {scratch} && mkdir {scratch}/home {scratch}/tmp"
+        # TMPDIR keeps /tmp's rules (1777) under a folder others may pass but not list, so a test that runs
+        # the agent's code as another user from a mkdtemp() folder works as on Harbor, whose TMPDIR is /tmp
+        f"chmod 777 {VERIFIER_LOGS} && mkdir -m 711 {scratch} && mkdir {scratch}/home && mkdir -m 1777 {scratch}/tmp"
     )
     ready = sandbox.exec(["bash", "--noprofile", "--norc", "-c", prepare], timeout=30, cwd="/")
     if ready.exit_code != 0:
