@@ -8,6 +8,7 @@ it back at the end; with ``pool_size > 0`` the next one is already waiting.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -73,6 +74,11 @@ def local_build(task: Task) -> tuple[str, str]:
 Prepare = Callable[[Sandbox, Task], Any]
 
 
+def machine_cpus() -> int:
+    """The CPUs this process may use (a task asking for more gets these, with a warning, not a refusal)."""
+    return len(os.sched_getaffinity(0))
+
+
 def machine_network(backend: str) -> str:
     """Why ``backend`` cannot give a sandbox a network here (empty when it can)."""
     if backend == "local":
@@ -133,7 +139,7 @@ class Provisioner:
         return SandboxSpec(
             image=image,
             workdir=self._workdir(task, image),
-            cpus=env.cpus,
+            cpus=min(env.cpus, machine_cpus()),
             memory_mb=env.memory_mb,
             pids=env.pids,
             storage_mb=env.storage_mb or SandboxSpec.storage_mb,
@@ -170,7 +176,13 @@ class Provisioner:
         its base image, for ``info["warnings"]``."""
         if task.full_id not in self._image_warnings:  # the engine's images do not change between resets
             self._image_warnings[task.full_id] = self._image_warnings_of(task)
-        return self.network_plan(task)[1] + self._image_warnings[task.full_id]
+        cpus = task.config.environment.cpus
+        fewer = (
+            [f"{task.full_id} asks for {cpus:g} CPUs; this machine has {machine_cpus()}, so the sandbox gets them all"]
+            if cpus > machine_cpus()
+            else []
+        )
+        return self.network_plan(task)[1] + fewer + self._image_warnings[task.full_id]
 
     def _image_warnings_of(self, task: Task) -> list[str]:
         from agentenvs.sandbox.images import substitution_warnings

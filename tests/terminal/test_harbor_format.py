@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,15 @@ def test_a_task_that_asks_for_network_gets_a_warning_not_a_silent_zero(tmp_path:
     score, info, _ = play(env)
     assert score == 1.0 and any("asks for network" in w for w in info["warnings"])
     assert play(env, ["done"])[0] == 0.0
+
+
+def test_more_cpus_than_the_machine_has_are_clamped_with_a_warning(tmp_path: Path, make_env: Any) -> None:
+    many = len(os.sched_getaffinity(0)) + 2
+    env = make_env(write_task(tmp_path / "my-bench" / "wide", toml=f"[environment]\ncpus = {many}\n"))
+    _, info = env.reset(seed=0)
+    assert any(f"asks for {many} CPUs" in w for w in info["warnings"])
+    assert env.unwrapped.sandbox.spec.cpus == len(os.sched_getaffinity(0))
+    assert play(env)[0] == 1.0
 
 
 def test_an_allowlist_is_never_taken_for_open_network(tmp_path: Path, make_env: Any) -> None:
