@@ -43,6 +43,8 @@ ETC_TOOL_CONFIG = (
     "/etc/pam.d",
     "/etc/nsswitch.conf",
 )
+#: The verifier's search path; an image's own program directories come after it (:func:`image_program_dirs`).
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: Paths the verifier owns: it recreates them itself.
 VERIFIER_OWNED = ("/tests", "/logs/verifier", "/proc", "/sys", "/dev", "/run/agentenvs")
 _PYTHON_ETC = re.compile(r"^/etc/python[0-9.]*(/|$)")
@@ -57,19 +59,43 @@ def _under(path: str, roots: tuple[str, ...]) -> str | None:
     return None
 
 
+def image_program_dirs(image_env: dict[str, str], workdir: str | None = None) -> tuple[str, ...]:
+    """The directories an image's ``PATH`` adds to the standard ones (a venv's ``bin``, ``/go/bin``).
+
+    The verifier searches them after the standard ones. With ``workdir`` (the image's), only those
+    outside it: their contents are the verifier's tools, while the workdir is the agent's to change.
+    """
+    standard = set(DEFAULT_PATH.split(":"))
+    dirs = (posixpath.normpath(d) for d in image_env.get("PATH", "").split(":") if d.startswith("/"))
+    kept = (d for d in dirs if d not in standard and d != "/" and not _under(d, VERIFIER_OWNED))
+    if workdir and workdir != "/":
+        kept = (d for d in kept if not _under(d, (posixpath.normpath(workdir),)))
+    return tuple(dict.fromkeys(kept))
+
+
 def protected_reason(
-    path: str, *, added: bool, is_dir: bool = False, shadowed_commands: frozenset[str] = frozenset()
+    path: str,
+    *,
+    added: bool,
+    is_dir: bool = False,
+    shadowed_commands: frozenset[str] = frozenset(),
+    image_dirs: tuple[str, ...] = (),
 ) -> str | None:
     """Why the agent's change to ``path`` must not reach the verifier, or None if it may.
 
     ``added`` is True for a file the pristine image did not have.
     ``shadowed_commands`` are the command names on the image's ``PATH``: an added
     program with one of those names in a program directory would shadow it.
+    ``image_dirs`` are the image's own program directories (:func:`image_program_dirs`): the
+    verifier runs what is in them, so no change there reaches it.
     """
     path = posixpath.normpath("/" + path.lstrip("/"))
     owned = _under(path, VERIFIER_OWNED)
     if owned:
         return f"{owned} belongs to the verifier"
+    on_path = _under(path, image_dirs)
+    if on_path and not (path == on_path and is_dir):
+        return f"{on_path} is on the image's PATH: the verifier runs the programs there"
     program_dir = _under(path, PROGRAM_DIRS)
     if program_dir and added and path != program_dir:
         name = path[len(program_dir) + 1 :].split("/")[0]
@@ -95,17 +121,21 @@ def protected_reason(
     return None
 
 
-def verifier_env(home: str, tmp: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+def verifier_env(
+    home: str, tmp: str, extra: dict[str, str] | None = None, image_dirs: tuple[str, ...] = ()
+) -> dict[str, str]:
     """The verifier's whole environment: nothing is inherited from the agent or the image.
 
     Python runs without the user site (the working directory stays on
     ``sys.path`` for ``python -m``, as test scripts expect: our own checkers
     run isolated through ``_entry.py``); per-user configuration of the usual
     tools (pip, git, curl, wget, npm, uv) is switched off, and HOME and TMPDIR
-    are directories made fresh for this run.
+    are directories made fresh for this run. ``image_dirs``, the image's own
+    program directories, are searched after the standard ones, so a program
+    there can never shadow a system command.
     """
     env = {
-        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "PATH": ":".join((DEFAULT_PATH, *image_dirs)),
         "HOME": home,
         "TMPDIR": tmp,
         "USER": "root",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.agent_state import protected_reason
+from agentenvs.sandbox.agent_state import image_program_dirs, protected_reason
 
 #: Command directories of the image whose names an added program must not shadow.
 _PATH_DIRS = ("usr/local/sbin", "usr/local/bin", "usr/sbin", "usr/bin", "sbin", "bin")
@@ -94,10 +94,18 @@ def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
+def image_config(api: Any, container: str) -> tuple[dict[str, str], str | None]:
+    """The ENV and WORKDIR of the image ``container`` was made from (not the container's own)."""
+    config = api.inspect_image(api.inspect_container(container)["Image"]).get("Config") or {}
+    env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
+    return env, config.get("WorkingDir") or None
+
+
 def read_changes(api: Any, container: str) -> StateTransfer:
     """Pack the stopped ``container``'s changes that the verifier may see."""
     upper, lowers = _layers(api, container)
     commands = image_commands(lowers)
+    image_dirs = image_program_dirs(*image_config(api, container))
     out = StateTransfer()
     with tarfile.open(fileobj=out.archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for here, dirs, files in os.walk(upper):
@@ -110,10 +118,14 @@ def read_changes(api: Any, container: str) -> StateTransfer:
                 is_dir = stat.S_ISDIR(st.st_mode)
                 added = not any(os.path.lexists(layer / inside.lstrip("/")) for layer in lowers)
                 if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                    why = protected_reason(inside, added=False, is_dir=False, shadowed_commands=commands)
+                    why = protected_reason(
+                        inside, added=False, is_dir=False, shadowed_commands=commands, image_dirs=image_dirs
+                    )
                     (out.refused.append((inside, f"deletion refused: {why}")) if why else out.deletions.append(inside))
                     continue
-                why = protected_reason(inside, added=added, is_dir=is_dir, shadowed_commands=commands)
+                why = protected_reason(
+                    inside, added=added, is_dir=is_dir, shadowed_commands=commands, image_dirs=image_dirs
+                )
                 if why and is_dir:
                     continue  # the image has (or may have) it; what the agent put inside is judged one by one
                 if why:

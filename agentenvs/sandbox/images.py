@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from agentenvs.core.errors import MachineLacksError, SandboxError
 from agentenvs.core.task import Task
+from agentenvs.sandbox.agent_state import image_program_dirs
 from agentenvs.sandbox.build_log import diagnose, plain
 from agentenvs.sandbox.docker_engine import LABEL, docker_client, missing_image_error
 from agentenvs.sandbox.substitutes import Substitute, find_substitute, normalize, table, user_table
@@ -337,6 +338,20 @@ def local_image(image: str, client: Any = None, *, where: str = "", substitute: 
     if resolved.substitute is None:
         raise _unresolved_error(image, where or image) if where else missing_image_error(image)
     return substitute_image(image, resolved.substitute, client=client)
+
+
+def image_search_dirs(image: str, client: Any = None) -> tuple[str, ...]:
+    """The program directories ``image``'s PATH adds (a venv's ``bin``), for the verifier's PATH; none for
+    a sandbox that is not over a built image (a local template directory)."""
+    import docker.errors
+
+    if not image or Path(image).is_dir():
+        return ()
+    try:
+        config = (client or docker_client()).api.inspect_image(image).get("Config") or {}
+    except docker.errors.ImageNotFound:
+        return ()
+    return image_program_dirs(dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item))
 
 
 def image_workdir(image: str, client: Any = None) -> str | None:

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.agent_state import protected_reason
+from agentenvs.sandbox.agent_state import image_program_dirs, protected_reason
 from agentenvs.sandbox.docker_engine import docker_client
 from agentenvs.sandbox.docker_state import image_commands, is_opaque
 from agentenvs.sandbox.local_bwrap import IMAGE_MOUNT_POINTS
@@ -216,6 +216,7 @@ def seal_system(image: ImageRoot, target: Path, storage: Path) -> list[tuple[str
     unmount(target)
     upper = storage / "upper"
     commands = image_commands(list(image.layers))
+    image_dirs = image_program_dirs(image.env, image.workdir)
     ours = {p for m in IMAGE_MOUNT_POINTS for p in (m, *map(str, PurePosixPath(m).parents))}
     undone: list[tuple[str, str]] = []
     for here, dirs, files in os.walk(upper):
@@ -228,7 +229,9 @@ def seal_system(image: ImageRoot, target: Path, storage: Path) -> list[tuple[str
             below = [
                 layer / inside.lstrip("/") for layer in image.layers if os.path.lexists(layer / inside.lstrip("/"))
             ]
-            why = protected_reason(inside, added=not below, is_dir=is_dir, shadowed_commands=commands)
+            why = protected_reason(
+                inside, added=not below, is_dir=is_dir, shadowed_commands=commands, image_dirs=image_dirs
+            )
             if why is None or inside in ours:
                 continue
             if is_dir and not (below and not below[-1].is_dir()):

@@ -34,6 +34,7 @@ from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verif
 from agentenvs.sandbox.base import Sandbox, Shell
 from agentenvs.sandbox.checks import run_checks, run_in
 from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts, verifier_allow_list
+from agentenvs.sandbox.images import image_search_dirs
 from agentenvs.sandbox.provision import Provisioner
 
 LOG_DIRS = "/logs/agent /logs/verifier /logs/artifacts"
@@ -264,6 +265,7 @@ class TerminalEnv(AgentEnv):
                         timeout=timeout,
                         env={**gate.env(sealed.network_peers()), **env},
                         workdir=sealed.spec.workdir,
+                        image_dirs=image_search_dirs(sealed.spec.image),
                     )
                 # the registries are our stand-in for Harbor's open network; any other list is the task's own
                 restricted = allow != REGISTRIES

@@ -37,7 +37,13 @@ def _tail(output: str) -> str:
 
 
 def run_verifier(
-    sandbox: Sandbox, tests: Sequence[Path], *, timeout: float, env: dict[str, str], workdir: str
+    sandbox: Sandbox,
+    tests: Sequence[Path],
+    *,
+    timeout: float,
+    env: dict[str, str],
+    workdir: str,
+    image_dirs: tuple[str, ...] = (),
 ) -> Verdict:
     """Upload each of ``tests`` to ``/tests`` in order (later ones override same-named files, as
     Harbor layers a step's tests over the task's), run ``test.sh`` and read the reward."""
@@ -61,7 +67,7 @@ def run_verifier(
         ["bash", "--noprofile", "--norc", f"{TESTS_DIR}/test.sh"],
         timeout=timeout,
         cwd=workdir,
-        env=verifier_env(f"{scratch}/home", f"{scratch}/tmp", {**EVALUATORS_ENV, **env}),
+        env=verifier_env(f"{scratch}/home", f"{scratch}/tmp", {**EVALUATORS_ENV, **env}, image_dirs),
     )
     if result.timed_out:
         return Verdict(score=0.0, success=False, detail=f"verifier timed out after {timeout:g}s")
