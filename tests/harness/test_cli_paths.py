@@ -63,7 +63,7 @@ def test_validate_a_folder_and_an_id_isolating_broken_tasks(mixed: Path):
     assert "yes" in _row(result.stdout, "terminal/fix-permissions")
     assert "NO" in _row(result.stdout, "terminal/nobuild")
     flat = " ".join(result.stdout.split())  # the detail cell wraps
-    assert "DockerfileError" in flat and "--verbose shows them" in flat
+    assert "SandboxError" in flat and "--verbose shows them" in flat  # the build failed (docker builds it)
     assert REAL_ERROR not in result.stdout  # cut in the table...
     assert "[limits.max_steps]" in result.stdout and "did not load" in result.stdout
     assert "2 of 4 tasks failed validation" in result.stdout
