@@ -117,15 +117,21 @@ def test_uv_is_told_to_trust_the_system_certificates_as_pip_does():
     assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{gate.port}"
 
 
-def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
+def _tests_and_closed_gate(tmp_path: Path, test_sh: str, urls: tuple[str, ...]) -> tuple[Path, EgressGate]:
+    """A task's tests folder holding ``test.sh``, and a gate that let nothing through after ``urls`` were asked."""
     tests = tmp_path / "tests"
     tests.mkdir()
-    (tests / "test.sh").write_text("curl -LsSf https://astral.sh/uv/install.sh | sh\n")
+    (tests / "test.sh").write_text(test_sh)
     with _sandbox("local") as sandbox:
         with EgressGate(sandbox.network_namespace(), ()) as gate:
-            env = gate.env()
-            for url in ("https://astral.sh/uv/install.sh", "https://agent-asked.example.org/", "https://pypi.org/"):
-                _fetch(sandbox, url, env)
+            for url in urls:
+                _fetch(sandbox, url, gate.env())
+    return tests, gate
+
+
+def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
+    urls = ("https://astral.sh/uv/install.sh", "https://agent-asked.example.org/", "https://pypi.org/")
+    tests, gate = _tests_and_closed_gate(tmp_path, "curl -LsSf https://astral.sh/uv/install.sh | sh\n", urls)
     # The agent's code (run by tests) asking for a host cannot make its failure an environment error;
     # pypi.org counts only when the task's files use a package tool.
     assert list(lacking_hosts(gate, [tests])) == ["astral.sh"]
@@ -136,12 +142,9 @@ def test_only_hosts_the_tasks_own_files_ask_for_count(tmp_path: Path):
 def test_a_host_the_tasks_own_settings_refuse_is_not_the_machines_lack(tmp_path: Path):
     # found on moodi-mercor/terminal-bench-qc's clean-records-etl: allow_internet = false, and test.sh
     # pip-installs pytest; on Harbor that fails too, so it is the task's 0, not "needs network: pypi.org"
-    tests = tmp_path / "tests"
-    tests.mkdir()
-    (tests / "test.sh").write_text("python3 -m pip install pytest\n")
-    with _sandbox("local") as sandbox:
-        with EgressGate(sandbox.network_namespace(), ()) as gate:
-            _fetch(sandbox, "https://pypi.org/simple/pytest/", gate.env())
+    tests, gate = _tests_and_closed_gate(
+        tmp_path, "python3 -m pip install pytest\n", ("https://pypi.org/simple/pytest/",)
+    )
     assert [a.outcome for a in gate.attempts] == ["refused"]
     assert lacking_hosts(gate, [tests], task_restricts=True) == {}
     assert list(lacking_hosts(gate, [tests])) == ["pypi.org"]  # refused by our default list: the machine's
