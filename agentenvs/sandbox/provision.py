@@ -112,6 +112,8 @@ class Provisioner:
         self._prepared: weakref.WeakKeyDictionary[Sandbox, Any] = weakref.WeakKeyDictionary()
         #: Each task's warnings about its image (a stand-in, no real build), by id.
         self._image_warnings: dict[str, list[str]] = {}
+        #: Each task's local build (image, why not), by id: looked up once, not at every reset.
+        self._local_builds: dict[str, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
     def _make_warm(self, backend: str, spec: SandboxSpec) -> Sandbox:
@@ -188,9 +190,15 @@ class Provisioner:
         from agentenvs.sandbox.images import substitution_warnings
 
         if self.backend == "local":
-            image, why = local_build(task)
+            image, why = self._local_build(task)
             return [*(substitution_warnings(task) if image else []), *([why] if why else [])]
         return substitution_warnings(task) if self.backend == "docker" else []
+
+    def _local_build(self, task: Task) -> tuple[str, str]:
+        """:func:`local_build` once per task and Provisioner (engine queries and a context hash each time)."""
+        if task.full_id not in self._local_builds:
+            self._local_builds[task.full_id] = local_build(task)
+        return self._local_builds[task.full_id]
 
     def _workdir(self, task: Task, image: str) -> str:
         """Where the agent starts: ``[environment] workdir`` if the task names one, else the image's
@@ -207,7 +215,7 @@ class Provisioner:
             from agentenvs.sandbox.images import task_image
 
             return task_image(task)
-        image = local_build(task)[0]
+        image = self._local_build(task)[0]
         environment = task.dir("environment")
         return image or (str(environment) if environment is not None else "")
 
