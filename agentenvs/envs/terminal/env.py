@@ -30,10 +30,10 @@ from agentenvs.envs.terminal.artifacts import collect_artifacts
 from agentenvs.envs.terminal.hacks import TERMINAL_HACKS
 from agentenvs.envs.terminal.steps import StepResult, below_minimum, payment, roll_up
 from agentenvs.envs.terminal.tools import BASH_TOOL, PROMPT
-from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
+from agentenvs.envs.terminal.verifier import TESTS_DIR, VERIFIER_LOGS, machine_lacks, run_verifier
 from agentenvs.sandbox.base import Sandbox, Shell
 from agentenvs.sandbox.checks import run_checks, run_in
-from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts, verifier_allow_list
+from agentenvs.sandbox.egress import EgressGate, verifier_allow_list
 from agentenvs.sandbox.images import image_search_dirs
 from agentenvs.sandbox.provision import Provisioner
 
@@ -257,8 +257,7 @@ class TerminalEnv(AgentEnv):
                 verifier = task.config.verifier
                 timeout = (step.config.verifier.timeout_sec if step else None) or verifier.timeout_sec
                 env = {**verifier.env, **(step.config.verifier.env if step else {})}
-                allow = verifier_allow_list(task)
-                with EgressGate(sealed.network_namespace(), allow) as gate:
+                with EgressGate(sealed.network_namespace(), verifier_allow_list(task)) as gate:
                     verdict = run_verifier(
                         sealed,
                         tests,
@@ -267,15 +266,9 @@ class TerminalEnv(AgentEnv):
                         workdir=sealed.spec.workdir,
                         image_dirs=image_search_dirs(sealed.spec.image),
                     )
-                # the registries are our stand-in for Harbor's open network; any other list is the task's own
-                restricted = allow != REGISTRIES
-                lacking = lacking_hosts(gate, tests, task_restricts=restricted) if verdict.score < 1 else {}
-                if lacking:
-                    why = "; ".join(f"{host} {reason}" for host, reason in lacking.items())
-                    raise MachineLacksError(
-                        f"needs network: {', '.join(lacking)}. The verifier asked for it and did not get it ({why}): "
-                        "an environment error, not the agent's failure"
-                    )
+                lacks = machine_lacks(gate, tests, task, image=sealed.spec.image, env=env) if verdict.score < 1 else ""
+                if lacks:
+                    raise MachineLacksError(f"{lacks}: an environment error, not the agent's failure")
             else:
                 assert task.config.evaluator is not None
                 verdict = combine(task.config.evaluator, run_checks(sealed, task.config.evaluator.checks))

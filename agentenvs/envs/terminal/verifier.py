@@ -15,9 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentenvs.core.checks import Verdict
+from agentenvs.core.errors import SandboxError
+from agentenvs.core.task import Task
 from agentenvs.sandbox.agent_state import verifier_env
 from agentenvs.sandbox.base import Sandbox
 from agentenvs.sandbox.checks import EVALUATORS_ENV
+from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts
+from agentenvs.sandbox.images import substitution_warnings
+from agentenvs.sandbox.package_pins import OTHER_INDEX_ENV, image_python, unavailable, verifier_pins
 
 TESTS_DIR = "/tests"
 VERIFIER_LOGS = "/logs/verifier"
@@ -125,3 +130,34 @@ def read_reward(sandbox: Sandbox, verifier_output: str) -> Verdict:
         score = min(1.0, max(0.0, score))
         return Verdict(score=score, success=score >= 1.0, detail=_tail(verifier_output), metrics=metrics)
     return Verdict(score=0.0, success=False, detail=f"verifier wrote no reward file; output: {_tail(verifier_output)}")
+
+
+def machine_lacks(gate: EgressGate, tests: Sequence[Path], task: Task, *, image: str, env: dict[str, str]) -> str:
+    """Why a failed verifier could not have passed on this machine, whatever the agent did ("" if
+    nothing says so): a host its task's files name that it could not reach, or a package version those
+    files pin that the index lacks (or has only for a newer Python than a stand-in base image's: the
+    real base would have had it). All of it is read from outside the sandbox."""
+    # the registries are our stand-in for Harbor's open network; any other list is the task's own
+    hosts = lacking_hosts(gate, tests, task_restricts=gate.allow != REGISTRIES)
+    if hosts:
+        why = "; ".join(f"{host} {reason}" for host, reason in hosts.items())
+        return f"needs network: {', '.join(hosts)}. The verifier asked for it and did not get it ({why})"
+    if not (gate.allowed("pypi.org") and gate.allowed("files.pythonhosted.org")) or OTHER_INDEX_ENV & set(env):
+        return ""  # pip could not reach PyPI by the task's own settings, or was sent to another index
+    pins = verifier_pins(tests)
+    missing = unavailable(pins, None) if pins else {}
+    if pins and not missing and _stand_in(task):
+        missing = unavailable(pins, image_python(image))
+    if not missing:
+        return ""
+    sources = sorted({p.source for p in pins if p.requirement in missing})
+    why = "; ".join(f"{pin}: {reason}" for pin, reason in missing.items())
+    return f"the package mirror lacks {', '.join(missing)}. The verifier installs it ({', '.join(sources)}): {why}"
+
+
+def _stand_in(task: Task) -> bool:
+    """The task's base image is one of our stand-ins (its Python may be older than the one it names)."""
+    try:
+        return bool(substitution_warnings(task))
+    except (SandboxError, OSError, ImportError):
+        return False
