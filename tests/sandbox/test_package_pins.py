@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentenvs.core import load_task
+from agentenvs.harness.scoring import machine_lacks
 from agentenvs.sandbox.package_pins import Pin, image_python, unavailable, verifier_pins
 from agentenvs.validate import validate_tasks
 
@@ -89,5 +90,7 @@ def test_a_pinned_version_the_index_lacks_is_an_environment_error(backend: str, 
     for variant, check in result.episodes.items():
         assert check.score is None, (variant, check)
         assert said in check.detail, (variant, check.detail)
+    # the run's headline counts it by what was lacking, as it counts a missing host
+    assert machine_lacks([{"error": result.episodes["oracle"].detail}]) == {said: 1}
     if task == "newer-python":
         assert "needs Python >=3.12, the image has 3.11" in result.episodes["oracle"].detail
