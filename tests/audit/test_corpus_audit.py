@@ -2,8 +2,9 @@
 
 This is `agentenvs audit` (the same code path); it fails with each finding's
 evidence, so a regression in any defence names the task, the hack and what
-the verifier said. Every terminal and SWE task runs on the local backend: a
-hole in one task's verifier shows there. On docker the defences are the
+the verifier said. Every terminal task runs on the local backend: a hole in
+one task's verifier shows there; of the SWE tasks, the first and the last of
+each repository (a repository's tasks share its grader). On docker the defences are the
 backend's own (fresh verifier container, read-only tests, processes killed
 before grading) and do not vary by task, so docker runs one terminal task
 per verifier shape (a background process, a service, git history, a Harbor
@@ -48,9 +49,20 @@ DOCKER_TERMINAL = (
 )
 
 
+def _swe_sample() -> list[str]:
+    """The first and the last task of each SWE repository: a repository's tasks share its grader (the
+    same test runner over the same checkout; only which hidden tests differ), so more of them test
+    the same defences again."""
+    by_repo: dict[str, list[str]] = {}
+    for task in agentenvs.list_tasks(family="swe"):
+        by_repo.setdefault(task.id.rsplit("-", 1)[0], []).append(task.full_id)
+    return sorted({ids[i] for ids in by_repo.values() for i in (0, -1)})
+
+
 def _corpus() -> list[tuple[str, str]]:
     """(backend, task id) pairs: see the module docstring for what runs where."""
-    pairs = [("local", t.full_id) for family in ("terminal", "swe") for t in agentenvs.list_tasks(family=family)]
+    pairs = [("local", t.full_id) for t in agentenvs.list_tasks(family="terminal")]
+    pairs += [("local", task_id) for task_id in _swe_sample()]
     return pairs + [("docker", f"terminal/{name}") for name in DOCKER_TERMINAL]
 
 
