@@ -230,9 +230,10 @@ def _split_top_level(data: dict[str, Any], source: str | Path) -> tuple[dict[str
 
 
 def _unknown_keys(model: BaseModel, where: str) -> list[str]:
-    """The keys Harbor's sections kept without understanding them, as ``[section] key`` names."""
+    """The keys Harbor's sections kept without understanding them, as ``[section] key`` names.
+    ``[metadata]`` is free-form in Harbor (time estimates, sources, anything): its keys are data, not settings."""
     found: list[str] = []
-    if isinstance(model, Open) and model.model_extra:
+    if isinstance(model, Open) and model.model_extra and not isinstance(model, MetadataSection):
         found += [f"{where}.{key}" if where else key for key in model.model_extra]
     for name in type(model).model_fields:
         value = getattr(model, name)

@@ -78,7 +78,9 @@ class AgentSection(PhaseNetwork):
 
 
 class VerifierSection(PhaseNetwork):
-    timeout_sec: float = Field(120.0, gt=0)
+    """``timeout_sec`` defaults to Harbor's 600 s: a task written for Harbor may take that long to test."""
+
+    timeout_sec: float = Field(600.0, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
     user: str | int | None = None
     environment_mode: Literal["shared", "separate"] | None = None
