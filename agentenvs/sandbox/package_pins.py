@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -33,8 +34,9 @@ PYPI_SIMPLE = "https://pypi.org/simple/"
 #: PEP 691: the index's project page as JSON (versions, files, each file's Requires-Python).
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 _INDEX_TIMEOUT_S = 10.0
-#: At most this many requirements are looked up for one verdict: a bounded cost on a failing verifier.
+#: At most this many requirements, and this long, are spent on one verdict: a bounded cost on a failing verifier.
 MAX_LOOKUPS = 20
+LOOKUP_BUDGET_S = 30.0
 _TEXT_LIMIT = 1 << 20
 
 #: Options of pip/uv that take a value (the value is not a requirement).
@@ -278,7 +280,10 @@ def unavailable(pins: Iterable[Pin], python: str | None, index: str = PYPI_SIMPL
     not be asked about are left out (nothing is known of them)."""
     interpreter = Version(python) if python else None
     lacking: dict[str, str] = {}
+    deadline = time.monotonic() + LOOKUP_BUDGET_S
     for pin in list(pins)[:MAX_LOOKUPS]:
+        if time.monotonic() > deadline:
+            break
         requirement = pin.parsed
         try:
             releases = _project(requirement.name, index)
