@@ -144,9 +144,14 @@ def make_bundle(run_dir: str | Path, board: str, out: str | Path, *, redact: boo
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / out.name.removesuffix(".tar.gz")
         _write_bundle(run, root, board, redact)
-        with tarfile.open(out, "w:gz") as tar:
-            tar.add(root, arcname=root.name)
+        pack(root, out)
     return out
+
+
+def pack(root: Path, out: Path) -> None:
+    """``root`` (a bundle directory) as the ``.tar.gz`` file ``out``, under a top directory of ``out``'s name."""
+    with tarfile.open(out, "w:gz") as tar:
+        tar.add(root, arcname=out.name.removesuffix(".tar.gz"))
 
 
 @contextlib.contextmanager

@@ -21,10 +21,10 @@ from pydantic import ValidationError
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.scoring import summarize
 from agentenvs.leaderboard.board import Board
-from agentenvs.leaderboard.bundle import MANIFEST, sha256_file
+from agentenvs.leaderboard.bundle import MANIFEST, BundleError, open_bundle, sha256_file
 from agentenvs.leaderboard.checks import static_checks
 from agentenvs.leaderboard.verdict import Verdict
-from agentenvs.leaderboard.verify import VERDICT_SUFFIX
+from agentenvs.leaderboard.verify import PACKED, VERDICT_SUFFIX
 
 VERIFIED, UNVERIFIED = "verified by replay", "not replayed"
 
@@ -42,28 +42,40 @@ def _policy_label(meta: dict[str, Any]) -> str:
     return str(policy.get("model") or policy.get("name") or meta.get("config", {}).get("policy", {}).get("name"))
 
 
+def _filed(board: Board) -> list[tuple[str, Path]]:
+    """Each filed submission by name: ``NAME.tar.gz`` (how ``--accept`` files them) or a ``NAME/`` directory."""
+    packed = [(p.name.removesuffix(PACKED), p) for p in board.submissions.glob(f"*{PACKED}")]
+    unpacked = [(p.parent.name, p.parent) for p in board.submissions.glob(f"*/{MANIFEST}")]
+    return sorted(packed + unpacked)
+
+
 def load_entries(board: Board) -> tuple[list[Entry], dict[str, str]]:
     """The accepted submissions, best first by the board's first metric, and the others with why."""
     entries, left_out = [], {}
-    for root in sorted(p.parent for p in board.submissions.glob(f"*/{MANIFEST}")):
-        verdict_file = board.submissions / f"{root.name}{VERDICT_SUFFIX}"
+    for name, path in _filed(board):
+        verdict_file = board.submissions / f"{name}{VERDICT_SUFFIX}"
         if not verdict_file.is_file():
-            left_out[root.name] = "no verdict: run `agentenvs leaderboard verify --accept`"
+            left_out[name] = "no verdict: run `agentenvs leaderboard verify --accept`"
             continue
         try:
             verdict = Verdict.model_validate_json(verdict_file.read_text(encoding="utf-8"))
         except ValidationError as exc:
-            left_out[root.name] = f"unreadable verdict: {exc.errors()[0]['msg']}"
+            left_out[name] = f"unreadable verdict: {exc.errors()[0]['msg']}"
             continue
-        problems = static_checks(board, root)
-        if verdict.bundle_sha256 != sha256_file(root / MANIFEST):
-            left_out[root.name] = "the verdict is about another bundle"
-        elif not verdict.accepted or problems:
-            left_out[root.name] = "; ".join(str(p) for p in (verdict.problems or problems)[:3])
-        else:
-            run = RunDir(root)
-            summary = summarize(run)
-            entries.append(Entry(root.name, _policy_label(run.read_run()), verdict.verified_by_replay, summary))
+        try:
+            with open_bundle(path) as root:
+                problems = static_checks(board, root)
+                if verdict.bundle_sha256 != sha256_file(root / MANIFEST):
+                    left_out[name] = "the verdict is about another bundle"
+                elif not verdict.accepted or problems:
+                    left_out[name] = "; ".join(str(p) for p in (verdict.problems or problems)[:3])
+                else:
+                    run = RunDir(root)
+                    entries.append(
+                        Entry(name, _policy_label(run.read_run()), verdict.verified_by_replay, summarize(run))
+                    )
+        except BundleError as exc:
+            left_out[name] = str(exc)
     key = {"success": "success_rate", "steps": "steps_mean", "tokens": "tokens_mean"}.get(
         board.metrics[0], "mean_score"
     )

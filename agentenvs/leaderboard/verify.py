@@ -9,16 +9,17 @@ static checks is not replayed: its record is already wrong.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from agentenvs.leaderboard.board import Board, find_board
-from agentenvs.leaderboard.bundle import MANIFEST, BundleError, open_bundle, read_manifest, sha256_file
+from agentenvs.leaderboard.bundle import MANIFEST, BundleError, open_bundle, pack, read_manifest, sha256_file
 from agentenvs.leaderboard.checks import static_checks
 from agentenvs.leaderboard.replay import oracle_problems, replay_bundle, replay_problems
 from agentenvs.leaderboard.verdict import Verdict
 
 VERDICT_SUFFIX = ".verdict.json"
+#: How a board files an accepted bundle.
+PACKED = ".tar.gz"
 SUBMISSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -62,15 +63,16 @@ def check_name(name: str) -> None:
 
 
 def accept(bundle: str | Path, board: Board, verdict: Verdict, name: str) -> Path:
-    """Copy an accepted bundle into ``<board>/submissions/<name>/`` with its verdict beside it."""
+    """File an accepted bundle as ``<board>/submissions/<name>.tar.gz`` (one compressed file, whatever
+    form it came in) with its verdict beside it."""
     if not verdict.accepted:
         raise BundleError(f"{bundle} was not accepted; only an accepted bundle goes on the board")
     check_name(name)
-    target = board.submissions / name
-    if target.exists():
+    target = board.submissions / f"{name}{PACKED}"
+    if target.exists() or (board.submissions / name).exists():
         raise BundleError(f"{target} exists; choose another name")
     board.submissions.mkdir(parents=True, exist_ok=True)
     with open_bundle(bundle) as root:
-        shutil.copytree(root, target)
+        pack(root, target)
     (board.submissions / f"{name}{VERDICT_SUFFIX}").write_text(verdict.model_dump_json(indent=2), encoding="utf-8")
     return target

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from agentenvs.cli import app
 from agentenvs.core.registry import env_options
 from agentenvs.leaderboard import accept, load_board, make_bundle, verify
+from agentenvs.leaderboard.bundle import open_bundle
 from agentenvs.leaderboard.verify import VERDICT_SUFFIX
 
 cli = CliRunner()
@@ -29,19 +30,20 @@ def test_submit_verify_accept_and_build_render_the_verified_submission(boards, t
     verified = cli.invoke(app, ["leaderboard", "verify", str(tmp_path / "b"), "--accept", "random-seed-1"])
     assert verified.exit_code == 0, verified.output
     assert "b: verified by replay" in " ".join(verified.output.split())
-    assert (board.submissions / "random-seed-1" / "bundle.json").is_file()
+    assert (board.submissions / "random-seed-1.tar.gz").is_file()  # one compressed file, as submitted or not
 
     refused = cli.invoke(
         app, ["leaderboard", "verify", str(boards.oracle_bundle), "--board", "render", "--accept", "oracle"]
     )
     assert refused.exit_code == 1 and "rejected (1 problems)" in " ".join(refused.output.split())
-    assert not (board.submissions / "oracle").exists()
+    assert not (board.submissions / "oracle.tar.gz").exists()
 
     redacted = make_bundle(boards.random_run, "render", tmp_path / "redacted", redact=True)
     accept(redacted, board, verify(redacted, board, replay=False), "static-only")
 
-    forged = board.submissions / "forged"
-    shutil.copytree(board.submissions / "random-seed-1", forged)
+    forged = board.submissions / "forged"  # a board may also hold a submission unpacked, as a directory
+    with open_bundle(board.submissions / "random-seed-1.tar.gz") as root:
+        shutil.copytree(root, forged)
     shutil.copy(board.submissions / f"random-seed-1{VERDICT_SUFFIX}", board.submissions / f"forged{VERDICT_SUFFIX}")
     edit_lines(forged / "episodes.jsonl", lambda lines: [{**e, "score": 1.0, "success": True} for e in lines])
 
