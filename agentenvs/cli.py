@@ -28,7 +28,7 @@ from agentenvs.serve_cli import serve
 from agentenvs.swe_cli import swe_app
 
 if TYPE_CHECKING:
-    from agentenvs.audit import TaskAudit
+    from agentenvs.audit import HackResult, TaskAudit
     from agentenvs.validate import EpisodeCheck, TaskValidation
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Agent environments behind one Gymnasium API.")
@@ -175,6 +175,14 @@ def _cut(text: str) -> Text:
     return Text(text[:DETAIL_CHARS] + f"... ({len(text) - DETAIL_CHARS} more characters: --verbose shows them)")
 
 
+def _print_not_run(audits: list[TaskAudit]) -> list[HackResult]:
+    """The episodes that never reached their hack, each with why; returns them."""
+    errors = [e for a in audits for e in a.errors]
+    for e in errors:
+        console.print(Text.assemble((f"{e.task_id} {e.hack}: could not run: ", "red"), str(e.error)), soft_wrap=True)
+    return errors
+
+
 def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str], verbose: bool = False) -> bool:
     """The audit's tables (each finding's whole evidence after them, with ``verbose``); True when no
     hack beat the no-op, every episode ran and every task loaded."""
@@ -203,9 +211,7 @@ def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str], 
             for f in findings:
                 console.rule(Text(f"{f.task_id} {f.hack}"))
                 console.print(f.evidence(), markup=False, highlight=False, soft_wrap=True)
-    errors = [e for a in audits for e in a.errors]
-    for e in errors:
-        console.print(Text.assemble((f"{e.task_id} {e.hack}: could not run: ", "red"), str(e.error)), soft_wrap=True)
+    errors = _print_not_run(audits)
     _print_broken(broken)
     if findings or errors or broken:
         console.print(

@@ -1,0 +1,121 @@
+"""``import-osworld --check --attacks`` on a tree of OSWorld task JSON written for this test (not upstream
+copies): one task per kind of weak grader, and a sound one, each attacked on a docker desktop."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentenvs import cli
+from agentenvs.cli import app
+from agentenvs.envs.gui.hacks import named_paths
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+WORKERS = int(os.environ.get("AGENTENVS_GUI_TEST_WORKERS", 2))
+
+
+def task(uuid: str, instruction: str, command: str, expected: str, config: list | None = None) -> dict:
+    """A task graded on the output of a shell command run after the agent (``vm_command_line``)."""
+    return {
+        "id": uuid,
+        "snapshot": "os",
+        "instruction": instruction,
+        "source": "test",
+        "config": config or [],
+        "evaluator": {
+            "func": "check_include_exclude",
+            "result": {"type": "vm_command_line", "command": command, "shell": True},
+            "expected": {"type": "rule", "rules": {"include": [expected], "exclude": []}},
+        },
+    }
+
+
+def shell(command: str) -> dict:
+    return {"type": "execute", "parameters": {"command": command, "shell": True}}
+
+
+CHECK_SCRIPT = (
+    "#!/bin/bash\n"
+    'if grep -qx "total: 42" ~/Desktop/report.txt 2>/dev/null; then\n'
+    '  echo "PASS: the report is right"\n'
+    "else\n"
+    '  echo "FAIL: the report is wrong"\n'
+    "fi\n"
+)
+TREE = {
+    # Only checks that the new name exists: making the folder passes, the old one left in place.
+    "w1-exists": task(
+        "w1-exists",
+        'Rename the folder "drafts_2023" on the Desktop to "drafts_2024".',
+        "[ -d ~/Desktop/drafts_2024 ] && echo renamed || echo missing",
+        "renamed",
+        [shell("mkdir -p ~/Desktop/drafts_2023/notes")],
+    ),
+    # Reads the shell history: the command in the history passes, whether it ran or not.
+    "w2-history": task(
+        "w2-history",
+        "In a terminal, sort the file in place with `sort -o ~/Desktop/names.txt ~/Desktop/names.txt`.",
+        "grep -c 'sort -o' ~/.bash_history && echo sorted",
+        "sorted",
+        [shell("printf 'b\\na\\n' > ~/Desktop/names.txt")],
+    ),
+    # Runs a script the agent can see in its home: replacing it passes.
+    "w3-script": task(
+        "w3-script",
+        "Write the line total: 42 into the file report.txt on the Desktop.",
+        "bash ~/check.sh",
+        "PASS",
+        [
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": "https://t.example.invalid/w3/check.sh", "path": "check.sh"}]},
+            }
+        ],  # fmt: skip
+    ),
+    # A pipe where && was meant: the echo always runs, so doing nothing passes.
+    "w4-pipeline": task(
+        "w4-pipeline",
+        "Make a folder named archive on the Desktop.",
+        "[ -d ~/Desktop/archive ] | echo 'Folder exists.'",
+        "Folder exists.",
+    ),
+    # Sound: the file's content, which no attack writes.
+    "s1-sound": task(
+        "s1-sound",
+        "Write the line `total: 42` into ~/Desktop/sum.txt.",
+        "cat ~/Desktop/sum.txt",
+        "total: 42",
+    ),
+}
+WEAK = {"w1-exists": "make-named-paths", "w2-history": "forge-history", "w3-script": "replace-scripts", "w4-pipeline": "done"}  # fmt: skip
+
+
+def test_the_attacks_read_only_the_names_the_instruction_gives():
+    assert named_paths(TREE["w1-exists"]["instruction"]) == ["drafts_2023", "drafts_2024"]
+    assert named_paths(TREE["s1-sound"]["instruction"]) == ["~/Desktop/sum.txt"]
+    assert named_paths("Copy ~/Documents/a.txt to /tmp/out, then 'x y'.") == ["~/Documents/a.txt", "/tmp/out"]
+
+
+def test_check_with_attacks_lists_exactly_the_weak_graders_with_their_attack(tmp_path: Path, gui_image, monkeypatch):
+    monkeypatch.setattr(cli.console, "width", 250)  # the table's rows whole, one line each
+    src, assets = tmp_path / "evaluation_examples", tmp_path / "assets"
+    for uuid, data in TREE.items():
+        (src / "examples" / "os").mkdir(parents=True, exist_ok=True)
+        (src / "examples" / "os" / f"{uuid}.json").write_text(json.dumps(data))
+    (assets / "t.example.invalid/w3").mkdir(parents=True)
+    (assets / "t.example.invalid/w3/check.sh").write_text(CHECK_SCRIPT)
+    args = ["gui", "import-osworld", str(src), "--assets", str(assets), "--check", "--attacks", "-j", str(WORKERS)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "5 tasks: 5 imported" in result.output
+    rows = re.findall(r"gui/osworld-os-(\S+)\s+│\s+(\S+)\s+│\s+(\S+)\s+│\s+(\S+)\s+│\s+(\S+)", result.output)
+    found: dict[str, set[str]] = {}
+    for task_id, _, attack, _, _ in rows:
+        found.setdefault(task_id, set()).add(attack)
+    assert found == {task_id: {attack} for task_id, attack in WEAK.items()}, result.output
+    assert "4 of 5 imported tasks satisfied by an attack" in result.output
