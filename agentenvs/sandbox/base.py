@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+#: Every sandbox's hostname on both backends: the same in every episode, so a prompt, a window
+#: title or a command's output that shows it does not vary (docker's default is the container id).
+HOSTNAME = "sandbox"
+
 
 @dataclass(frozen=True)
 class ExecResult:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
+from agentenvs.sandbox.base import HOSTNAME, Capabilities, ExecResult, SandboxSpec, Shell
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
 from agentenvs.sandbox.docker_disk import disk_guard
 from agentenvs.sandbox.docker_engine import (
@@ -160,6 +160,7 @@ class DockerSandbox:
                 image,
                 entrypoint=["/bin/sh", "-c", KEEPER],
                 command=[],
+                hostname=HOSTNAME,
                 working_dir=spec.workdir,
                 environment=spec.env,
                 labels=labels,

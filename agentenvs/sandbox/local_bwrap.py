@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentenvs.sandbox.base import HOSTNAME
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT
-from agentenvs.sandbox.local_system import HOSTNAME
 
 HOST_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 #: Never bound from an image: the kernel's, bubblewrap's, or the sandbox's own.

@@ -36,9 +36,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
+from agentenvs.sandbox.base import HOSTNAME
 
 SANDBOX_USER = "agentenvs-sandbox"
-HOSTNAME = "sandbox"
 
 #: Generated files: a root and a nobody, nothing else of the host's accounts.
 GENERATED = {

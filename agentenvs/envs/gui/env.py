@@ -53,6 +53,9 @@ WAIT_SECONDS = 1.0
 IDLE_TIMEOUT_S = 20.0
 #: At most this long, after an action, for the apps to go idle before the step's checks read files.
 STEP_IDLE_TIMEOUT_S = 10.0
+#: At most this long for a window after a config that ``launch``es an app (upstream's fixed sleep after
+#: launching a terminal is too short under load): the agent's first screen, and the state hash, include it.
+LAUNCH_WINDOW_TIMEOUT_S = 15.0
 
 
 class GuiEnv(AgentEnv):
@@ -134,6 +137,8 @@ class GuiEnv(AgentEnv):
             if not unshown:
                 # A window shows before its app has loaded the file: keys sent then are lost.
                 desktop.sandbox.wait_idle(timeout=IDLE_TIMEOUT_S)
+                if any(step.get("type") == "launch" for step in osworld.data.get("config", [])):
+                    _await_a_window(desktop, LAUNCH_WINDOW_TIMEOUT_S)
                 return desktop
             desktop.close()
         raise SandboxError(f"the window of {', '.join(unshown)} did not show within 60 s on {attempts} fresh desktops")
@@ -312,6 +317,13 @@ class GuiEnv(AgentEnv):
     def _release(self) -> None:
         self._close_desktop()
         self._pool.close()
+
+
+def _await_a_window(desktop: Desktop, timeout: float) -> None:
+    """Until the desktop shows a window (at most ``timeout``): what is launched has a window to act on."""
+    deadline = time.monotonic() + timeout
+    while not desktop.client.call("windows")[0].get("windows") and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _verdict(outcome: Any, note: str) -> Verdict:
