@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +71,18 @@ def test_unsupported_parts_fail_at_load_with_a_clear_message(tmp_path: Path, cha
 def test_listed_in_the_registry() -> None:
     ids = {t.id for t in agentenvs.list_tasks(family="web", tag="webarena-format")}
     assert ids == {f"webarena.{c}" for c in CONFIGS}
+
+
+def test_the_content_hash_does_not_depend_on_where_the_tasks_are(tmp_path: Path) -> None:
+    """A leaderboard bundle made on one machine names each task by its content hash: a clone elsewhere
+    must compute the same one (asked in a fresh process, whose tasks are a copy in another place)."""
+    task_id = f"web/webarena.{CONFIGS[0]}"
+    (tmp_path / "web").mkdir()
+    shutil.copytree(webarena_dir(), tmp_path / "web" / "webarena")
+    code = f"import agentenvs; print(agentenvs.get_task({task_id!r}).content_hash())"
+    elsewhere = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "AGENTENVS_TASKS_DIR": str(tmp_path)},
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert elsewhere == agentenvs.get_task(task_id).content_hash()

@@ -43,7 +43,8 @@ def load(task_id: str) -> Task:
         if not path.is_file():
             raise TaskNotFoundError(f"no WebArena-format task {task_id!r} under {webarena_dir()}")
         spec = load_config(path)
-        return _site_task(task_id, spec, spec["site"], {"config": str(path)})
+        # relative: the task's content hash (from its params) must not depend on where tasks are installed
+        return _site_task(task_id, spec, spec["site"], {"config": f"webarena/{path.name}"})
     template, _, seed_text = task_id.rpartition("-")
     if template not in TEMPLATES or not seed_text.isdigit():
         raise TaskNotFoundError(
