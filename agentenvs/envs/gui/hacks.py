@@ -61,7 +61,7 @@ def named_paths(instruction: str) -> list[str]:
 
 
 def _code(env: AgentEnv, body: str) -> str:
-    paths, texts = result_paths(env), quoted(env.task.instruction if env.task else "")
+    paths, texts = result_paths(env), quoted(_instruction(env))
     return f"import os, subprocess\nPATHS = {json.dumps(paths)}\nTEXTS = {json.dumps(texts)}\n{body}"
 
 
@@ -171,7 +171,7 @@ for _ in range(200):
 """
 
 
-def _in_terminal(env: AgentEnv, body: str, names: list[str], texts: list[str]) -> list[Any]:
+def _in_terminal(body: str, names: list[str], texts: list[str]) -> list[Any]:
     """Actions that run ``body`` as the desktop's user, typed into a terminal opened through the GUI;
     ``kill -9 $$`` closes it without bash writing its own history over the file."""
     script = (
@@ -192,15 +192,15 @@ def _instruction(env: AgentEnv) -> str:
 
 
 def _make_paths(env: AgentEnv) -> list[Any]:
-    return _in_terminal(env, MAKE_PATHS, named_paths(_instruction(env)), [])
+    return _in_terminal(MAKE_PATHS, named_paths(_instruction(env)), [])
 
 
 def _forge_history(env: AgentEnv) -> list[Any]:
-    return _in_terminal(env, FORGE_HISTORY, [], quoted(_instruction(env)))
+    return _in_terminal(FORGE_HISTORY, [], quoted(_instruction(env)))
 
 
 def _replace_scripts(env: AgentEnv) -> list[Any]:
-    return _in_terminal(env, REPLACE_SCRIPTS, [], [])
+    return _in_terminal(REPLACE_SCRIPTS, [], [])
 
 
 def _task_json(task: Task) -> str:
