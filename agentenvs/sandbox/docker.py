@@ -30,13 +30,13 @@ from agentenvs.sandbox.docker_engine import (
     owner_labels,
 )
 from agentenvs.sandbox.docker_exec import (
-    ContainerProcesses,
     DockerExecTransport,
     as_sandbox_error,
     creation_error,
     run_exec_bounded,
 )
 from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
+from agentenvs.sandbox.docker_procs import ContainerProcesses
 from agentenvs.sandbox.procs import wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
