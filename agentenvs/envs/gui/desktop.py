@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
 from agentenvs.sandbox.daemon_client import DaemonClient
+from agentenvs.sandbox.procs import proc_start_time
 
 GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
 GUEST_MOUNT = "/opt/agentenvs/gui"
@@ -27,6 +30,37 @@ SOCKET_MOUNT = "/run/agentenvs-gui"
 IMAGE = "agentenvs/gui:latest"
 USER, UID, HOME = "user", 1001, "/home/user"
 ACTOR = "actor"
+#: The daemon's socket folders on the host: ``agentenvs-gui-<owner pid>-<owner start time>-<random>``.
+SOCKDIR_PREFIX = "agentenvs-gui-"
+_SOCKDIR_NAME = re.compile(rf"^{SOCKDIR_PREFIX}(\d+)-(\d+)-")
+_swept = threading.Event()
+
+
+def sweep_socket_dirs(parent: Path | None = None) -> int:
+    """Remove the socket folders of desktops whose owning process is gone (killed before ``close``).
+
+    Returns how many. A folder whose name carries no owner is an older
+    process's, and is removed too; an owner's pid reused by another process
+    is told apart by its start time.
+    """
+    removed = 0
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{SOCKDIR_PREFIX}*"):
+        owner = _SOCKDIR_NAME.match(folder.name)
+        if owner and proc_start_time(int(owner[1])) == owner[2]:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _socket_dir() -> str:
+    """A new socket folder named after this process, after sweeping dead owners' folders once per process."""
+    if not _swept.is_set():
+        _swept.set()
+        sweep_socket_dirs()
+    return tempfile.mkdtemp(prefix=f"{SOCKDIR_PREFIX}{os.getpid()}-{proc_start_time(os.getpid())}-")
+
+
 LABEL = "agentenvs.gui"
 
 
@@ -47,7 +81,7 @@ class Desktop:
             raise SandboxError(f"the gui family runs on the docker backend for now, not {backend!r}")
         self.width, self.height = width, height
         self.session_env: dict[str, str] = {}
-        self._sockdir = tempfile.mkdtemp(prefix="agentenvs-gui-")
+        self._sockdir = _socket_dir()
         os.chown(self._sockdir, UID, UID)
         spec = SandboxSpec(
             image=image,
