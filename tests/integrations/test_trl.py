@@ -134,7 +134,8 @@ def train_one_step(task_id: str, make_kwargs: dict, tmp_path) -> dict[str, Any]:
     def record(prompts, completions, completion_ids, environments, **kwargs) -> list[float]:
         """A zero-weight reward that keeps what TRL passes rewards, before ``get_reward`` runs."""
         seen.update(prompts=prompts, completions=completions, completion_ids=completion_ids)
-        seen["envs"] = [(e, e._episode.env) for e in environments]
+        live = [e._episode.env for e in environments]
+        seen["envs"] = [(e, env, getattr(env.unwrapped, "_sandbox", None)) for e, env in zip(environments, live)]
         return [0.0] * len(completions)
 
     args = GRPOConfig(
@@ -184,7 +185,7 @@ def test_grpo_trains_a_step_on_the_envs_reward(task_id, make_kwargs, same_text, 
     # The env's score is TRL's reward: 1.0 for the reference solution, 0.0 for done at once; so the group's
     # advantages differ, and the step trains on them.
     assert logs["rewards/AgentEnvsEnvironment/mean"] == 0.5 and logs["reward"] == 0.5
-    assert [e.summary["score"] for e, _ in seen["envs"]] == [1.0, 0.0]
+    assert [e.summary["score"] for e, _, _ in seen["envs"]] == [1.0, 0.0]
     assert logs["frac_reward_zero_std"] == 0.0 and logs["grad_norm"] > 0
     assert out["changed"], "the optimizer step changed no weight"
 
@@ -192,7 +193,8 @@ def test_grpo_trains_a_step_on_the_envs_reward(task_id, make_kwargs, same_text, 
     expected = [render_observation(r["obs"], first=False) for r in reference[1:]]
     expected[-1] += f"\n{EPISODE_OVER}"
     for row, (prompt, completion, ids) in enumerate(zip(seen["prompts"], seen["completions"], seen["completion_ids"])):
-        assert reference[0]["obs"]["instruction"] in prompt[-1]["content"]
+        first = render_observation(reference[0]["obs"], first=True)  # reset's text, after the row's empty one
+        assert prompt[-1]["content"] == first or not same_text
         tool_results = [m["content"] for m in completion if m["role"] == "tool"]
         calls = [m["tool_calls"][0]["function"] for m in completion if m.get("tool_calls")]
         assert all(call["name"] == "act" for call in calls) and len(calls) == len(tool_results)
@@ -206,10 +208,10 @@ def test_grpo_trains_a_step_on_the_envs_reward(task_id, make_kwargs, same_text, 
         assert tool_results[-1] in model._tokenizer.decode(ids)
 
     # Every env was closed once graded, and nothing is left for the factory to close.
-    for instance, env in seen["envs"]:
+    for instance, env, sandbox in seen["envs"]:
         assert instance._episode is None and env.unwrapped._running is False
-        sandbox = getattr(env.unwrapped, "_sandbox", None)
         assert sandbox is None or not sandbox.alive()
+    assert (seen["envs"][0][2] is not None) == task_id.startswith("terminal/")
 
 
 def test_a_rollout_left_unfinished_is_graded_on_its_state_or_scored_zero():
