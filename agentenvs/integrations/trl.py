@@ -41,6 +41,7 @@ which a text-only model's chat template needs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentenvs.harness.policies.prompts import FAMILY_HINTS
@@ -77,7 +78,7 @@ def system_prompt(task_id: str, prompt_description: str = "") -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def dataset_rows(task_ids: list[str], seeds: tuple[int, ...] | list[int] = (0,)) -> list[dict[str, Any]]:
+def dataset_rows(task_ids: Sequence[str], seeds: Sequence[int] = (0,)) -> list[dict[str, Any]]:
     """One ``GRPOTrainer`` row per (task, seed): a system message, an empty user message that ``reset``
     fills with the instruction and first observation, and the ``task_id`` and ``seed`` it reads."""
     import agentenvs
