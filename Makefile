@@ -16,7 +16,7 @@ install: system venv
 system:
 	bash scripts/install-system.sh
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed $(VENV)/.installed-trl
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[all]'
+	touch $@
+
+# The TRL adapter's test trains a tiny model on the CPU. torch is named with its exact version: 2.13.0 is
+# a CPU build that pip finds on this machine's disk, where a bare or ranged torch would fetch a CUDA build of GBs.
+$(VENV)/.installed-trl: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[trl]' 'torch==2.13.0'
 	touch $@
 
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the
