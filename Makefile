@@ -33,7 +33,7 @@ art-venv: $(ART_VENV)/.installed
 $(ART_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(ART_VENV)
 	$(ART_VENV)/bin/pip install --quiet --upgrade pip
-	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,server]' 'pytest>=8' 'pytest-timeout>=2.3'
+	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,server,web]' 'pytest>=8' 'pytest-timeout>=2.3'
 	touch $@
 
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the
