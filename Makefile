@@ -5,12 +5,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The ART adapter's tests run in a venv of their own: openpipe-art 0.5 needs openai<3 (see pyproject.toml).
+ART_VENV := .venv-art
 PYTEST_TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
-.PHONY: install system venv run test bench clean distclean
+.PHONY: install system venv art-venv run test bench clean distclean
 
-install: system venv
+install: system venv art-venv
 
 # apt packages, the Docker engine, the local base image and the sandbox images.
 system:
@@ -30,6 +32,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # a CPU build that pip finds on this machine's disk, where a bare or ranged torch would fetch a CUDA build of GBs.
 $(VENV)/.installed-trl: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[trl]' 'torch==2.13.0'
+	touch $@
+
+art-venv: $(ART_VENV)/.installed
+
+$(ART_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(ART_VENV)
+	$(ART_VENV)/bin/pip install --quiet --upgrade pip
+	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,server,web]' 'pytest>=8' 'pytest-timeout>=2.3'
 	touch $@
 
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the
@@ -54,4 +64,4 @@ clean:
 	rm -rf .pytest_cache build dist
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(ART_VENV)

@@ -61,9 +61,18 @@ def image_parts(content: Any) -> list[np.ndarray]:
     return [decode_data_url(part["image_url"]["url"]) for part in content if part.get("type") == "image_url"]
 
 
+def byte_logprobs(text: str) -> list[dict[str, Any]]:
+    """Logprobs of ``text`` under a byte tokenizer, as vLLM writes them with ``--return-tokens-as-token-ids``."""
+    return [
+        {"token": f"token_id:{b}", "logprob": -0.25 - i / 100, "bytes": [b], "top_logprobs": []}
+        for i, b in enumerate(text.encode())
+    ]
+
+
 def replay_chat_app(decide):
     """An OpenAI-compatible ``/v1/chat/completions`` whose replies are ``decide(request body)``: a native
-    string comes back as the message's text, a tool-call dict as a real ``tool_calls`` entry."""
+    string comes back as the message's text, a tool-call dict as a real ``tool_calls`` entry; with
+    ``logprobs`` asked, the choice carries ``byte_logprobs`` of the message."""
     app = FastAPI()
     app.state.requests = []
 
@@ -82,12 +91,15 @@ def replay_chat_app(decide):
             message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": action}, "stop"
+        choice = {"index": 0, "finish_reason": finish, "message": message}
+        if body.get("logprobs"):
+            choice["logprobs"] = {"content": byte_logprobs(json.dumps(message)), "refusal": None}
         return {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "choices": [choice],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 
