@@ -31,7 +31,6 @@ def test_programs_are_the_commands_run_and_looked_for_not_builtins_quoted_text_o
     )
     names = grader_text.program_names(data)
     assert names == ["mdview", "tidy", "which", "grep", "stat", "bash", "viewer"]
-    assert not {"echo", "X", "a", "b", "python", "pyautogui.hotkey", "import"} & set(names)
     assert grader_text.wanted_text(data) == ["mdview"]
 
 
