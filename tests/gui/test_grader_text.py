@@ -34,6 +34,11 @@ def test_programs_are_the_commands_run_and_looked_for_not_builtins_quoted_text_o
     assert grader_text.wanted_text(data) == ["mdview"]
 
 
+def test_a_shell_the_grader_starts_on_a_quoted_command_is_read_too():
+    data = graded("bash -ic 'conda --version' 2>/dev/null", {"include": ["conda"]})
+    assert grader_text.program_names(data) == ["bash", "conda"]
+
+
 def test_dotfiles_are_those_the_grader_names_or_the_usual_ones():
     assert grader_text.dotfiles(graded("grep -q 'x' ~/.bashrc; cat /home/user/.config/app/rc", {})) == [
         ".bashrc",

@@ -23,6 +23,8 @@ NOT_PROGRAMS = {
 }
 #: Words after which a grader names a program it looks for (``which spotify``, ``command -v git``).
 LOOKUPS = re.compile(r"\b(?:which|command\s+-v|type|hash|whereis)\s+([A-Za-z_][\w.+-]*)")
+#: A shell started by the grader on a quoted command (``bash -ic 'conda --version'``): its text is read too.
+INNER_SHELL = re.compile(r"\b(?:ba|da|z)?sh\s+(?:-\w+\s+)*-\w*c\w*\s+'([^']*)'")
 #: What separates one command from the next in shell text.
 SEPARATORS = re.compile(r"\$\(|`|\|\|?|&&?|;|\(|\)|\n|\b(?:then|do|else|elif|if|while|until|!)\b")
 DOTFILE = re.compile(r"(?:~|\$HOME|\$\{HOME\}|/home/user)/(\.[\w.-]+(?:/[\w.-]+)*)")
@@ -72,7 +74,9 @@ def wanted_text(data: dict[str, Any]) -> list[str]:
 def program_names(data: dict[str, Any]) -> list[str]:
     """The programs the grader runs or looks for, and those the instruction asks to install."""
     names: list[str] = []
-    for text in grader_commands(data):
+    commands = grader_commands(data)
+    commands += [inner for text in commands for inner in INNER_SHELL.findall(text)]  # bash -ic '...'
+    for text in commands:
         names += LOOKUPS.findall(text)
         for segment in SEPARATORS.split(re.sub(r"'[^']*'|\"(?:[^\"\\\\]|\\\\.)*\"", "''", text)):
             words = [w for w in segment.split() if not re.match(r"^\w+=", w)]

@@ -123,8 +123,16 @@ def fake_script(python=False):
 """
 
 #: Plant a program of each name the grader runs or looks for, printing what it wants: in the user's
-#: own bin directories, and as root in /usr/local/bin (before /usr/bin on the usual PATH).
+#: own bin directories, as root in /usr/local/bin (before /usr/bin on the usual PATH), and as a shell
+#: function in the dotfiles interactive and login shells read (a grader's ``bash -ic`` runs those first).
 FAKE_PROGRAMS = """home = os.path.expanduser("~")
+said = "; ".join("printf '%s\\\\n' " + shlex.quote(t) for t in TEXTS) or "true"
+functions = "".join(f"{n}() {{ {said}; }}\\n" for n in NAMES if n.replace("_", "a").replace("-", "a").isalnum())
+for rc in (".bashrc", ".profile", ".bash_profile", ".bash_login"):
+    path = os.path.join(home, rc)
+    if os.path.exists(path) or rc == ".bashrc":
+        with open(path, "a") as fh:
+            fh.write("\\n" + functions)
 stage = "/tmp/agentenvs-fakes"
 os.makedirs(stage, exist_ok=True)
 for name in NAMES:
@@ -333,7 +341,8 @@ TERMINAL_HACKS: tuple[Hack, ...] = (
         "fake-programs",
         PATH_FAKE,
         "from a terminal, plant programs named as the grader's commands (and what it looks for or the instruction "
-        "installs), printing what the grader wants, in ~/.local/bin, ~/bin and as root in /usr/local/bin",
+        "installs), printing what the grader wants, in ~/.local/bin, ~/bin, as root in /usr/local/bin, and as "
+        "shell functions in ~/.bashrc and the login dotfiles",
         _fake_programs,
         applies=_runs_programs,
     ),
