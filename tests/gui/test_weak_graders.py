@@ -1,5 +1,7 @@
 """``import-osworld --check --attacks`` on a tree of OSWorld task JSON written for this test (not upstream
-copies): one task per kind of weak grader, and a sound one, each attacked on a docker desktop."""
+copies): one task per kind of weak grader, and sound ones the same attacks try and fail (two of them
+because the verifier closes the hole: the PATH and the postconfig's downloads), each attacked on a
+docker desktop."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typer.testing import CliRunner
 
 from agentenvs import cli
 from agentenvs.cli import app
-from agentenvs.envs.gui.hacks import named_paths
+from agentenvs.envs.gui.terminal_hacks import named_paths
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 WORKERS = int(os.environ.get("AGENTENVS_GUI_TEST_WORKERS", 2))
@@ -37,6 +39,18 @@ def task(uuid: str, instruction: str, command: str, expected: str, config: list 
 
 def shell(command: str) -> dict:
     return {"type": "execute", "parameters": {"command": command, "shell": True}}
+
+
+def postconfig_task(uuid: str, command: str, then: list) -> dict:
+    """Graded by ``command`` after a postconfig that downloads the check script (then runs ``then``)."""
+    data = task(uuid, "Write the line total: 42 into the file tally.txt on the Desktop.", command, "PASS")
+    download = {"url": "https://t.example.invalid/tally/check.sh", "path": "check_tally.sh"}
+    data["evaluator"]["postconfig"] = [
+        {"type": "download", "parameters": {"files": [download]}},
+        shell("chmod +x check_tally.sh"),
+        *then,
+    ]
+    return data
 
 
 CHECK_SCRIPT = (
@@ -84,6 +98,38 @@ TREE = {
         "[ -d ~/Desktop/archive ] | echo 'Folder exists.'",
         "Folder exists.",
     ),
+    # Asks only whether a program of that name is on the PATH: any executable named so passes.
+    "w5-which": task(
+        "w5-which",
+        "Install the `mdview` program so that it runs from a terminal.",
+        "which mdview",
+        "mdview",
+    ),
+    # Greps a dotfile for the setting's text: a comment with that text passes, the setting not made.
+    "w6-dotfile": task(
+        "w6-dotfile",
+        "Configure vim so that it always shows line numbers.",
+        "grep -q 'set number' ~/.vimrc && echo configured || echo missing",
+        "configured",
+    ),
+    # Runs the program through an interactive bash, which reads ~/.bashrc first: a shell function of that
+    # name there answers (the image's python cannot be shadowed on the PATH: the seal refuses it).
+    "w8-interactive": task(
+        "w8-interactive",
+        "Install Python 3.12 and make it the python new terminals run.",
+        "bash -ic 'python --version' 2>/dev/null",
+        "Python 3.12",
+    ),
+    # The postconfig runs the script it downloads in the desktop, by the name "bash": a program of that
+    # name earlier on the PATH (planted as root) writes the verdict; only the verdict is read after.
+    "w7-postconfig-run": postconfig_task(
+        "w7-postconfig-run",
+        "cat ~/Desktop/verdict.txt",
+        [shell("bash check_tally.sh > ~/Desktop/verdict.txt")],
+    ),
+    # Sound: the grader runs (after the agent, sealed) the script the postconfig downloads; the verifier
+    # writes it over whatever the agent left at that path, and again once the agent's processes are gone.
+    "s3-postconfig-grader": postconfig_task("s3-postconfig-grader", "bash check_tally.sh", []),
     # Sound: the file's content, which no attack writes.
     "s1-sound": task(
         "s1-sound",
@@ -91,8 +137,26 @@ TREE = {
         "cat ~/Desktop/sum.txt",
         "total: 42",
     ),
+    # Sound: bash reads the dotfile and must define the alias; a comment with the text does not.
+    "s2-sound-dotfile": task(
+        "s2-sound-dotfile",
+        "Make `ll` an alias for `ls -l` in bash.",
+        "bash --rcfile ~/.bashrc -ic 'alias ll' 2>/dev/null",
+        "ls -l",
+    ),
 }
-WEAK = {"w1-exists": "make-named-paths", "w2-history": "forge-history", "w3-script": "replace-scripts", "w4-pipeline": "done"}  # fmt: skip
+WEAK = {
+    "w1-exists": {"make-named-paths"},
+    "w2-history": {"forge-history", "dotfile-lines"},
+    "w3-script": {"replace-scripts"},
+    "w4-pipeline": {"done"},
+    "w5-which": {"fake-programs"},
+    "w6-dotfile": {"dotfile-lines"},
+    "w7-postconfig-run": {"fake-programs"},
+    "w8-interactive": {"fake-programs"},
+}
+#: The pre-planted script may win the race with the postconfig's download, in the desktop it controls.
+RACING = {"w7-postconfig-run": {"pre-plant-downloads"}}
 
 
 def test_the_attacks_read_only_the_names_the_instruction_gives():
@@ -109,13 +173,17 @@ def test_check_with_attacks_lists_exactly_the_weak_graders_with_their_attack(tmp
         (src / "examples" / "os" / f"{uuid}.json").write_text(json.dumps(data))
     (assets / "t.example.invalid/w3").mkdir(parents=True)
     (assets / "t.example.invalid/w3/check.sh").write_text(CHECK_SCRIPT)
+    (assets / "t.example.invalid/tally").mkdir(parents=True)
+    (assets / "t.example.invalid/tally/check.sh").write_text(CHECK_SCRIPT.replace("report.txt", "tally.txt"))
     args = ["gui", "import-osworld", str(src), "--assets", str(assets), "--check", "--attacks", "-j", str(WORKERS)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "5 tasks: 5 imported" in result.output
+    assert f"{len(TREE)} tasks: {len(TREE)} imported" in result.output
     rows = re.findall(r"gui/osworld-os-(\S+)\s+│\s+(\S+)\s+│\s+(\S+)\s+│\s+(\S+)\s+│\s+(\S+)", result.output)
     found: dict[str, set[str]] = {}
     for task_id, _, attack, _, _ in rows:
         found.setdefault(task_id, set()).add(attack)
-    assert found == {task_id: {attack} for task_id, attack in WEAK.items()}, result.output
-    assert "4 of 5 imported tasks satisfied by an attack" in result.output
+    assert found.keys() == WEAK.keys(), result.output
+    for task_id, attacks in WEAK.items():
+        assert attacks <= found[task_id] <= attacks | RACING.get(task_id, set()), result.output
+    assert f"{len(WEAK)} of {len(TREE)} imported tasks satisfied by an attack" in result.output

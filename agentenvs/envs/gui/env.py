@@ -38,6 +38,8 @@ from agentenvs.envs.gui.osworld_task import (
     run_commands,
 )
 from agentenvs.envs.gui.pool import WarmPool
+from agentenvs.sandbox.agent_state import DEFAULT_PATH
+from agentenvs.sandbox.base import Sandbox
 from agentenvs.sandbox.checks import run_checks
 from agentenvs.sandbox.daemon_client import DaemonError
 
@@ -235,9 +237,14 @@ class GuiEnv(AgentEnv):
             self.desktop.sandbox.kill_all()
             return Verdict(score=score, success=score >= 1.0, detail=f"infeasible={self._osworld.infeasible}")
         note = ""
+        table = placeholders(self.width, self.height)
+        # The postconfig's downloads are written from outside, over whatever the agent left at their paths,
+        # and again once its processes are gone: a grader script or gold file is never the agent's.
+        files = self._osworld.postconfig_files(table)
+        sandbox = self.desktop.sandbox
         try:
-            table = placeholders(self.width, self.height)
-            self._osworld.run_steps(self.desktop.client, self._osworld.evaluator.get("postconfig", []), table)
+            postconfig = self._osworld.evaluator.get("postconfig", [])
+            self._osworld.run_steps(self.desktop.client, postconfig, table, lambda p, d: _put_back(sandbox, {p: d}))
         except DaemonError as exc:  # the agent's code can kill its own desktop's daemon
             note = f"postconfig did not run: {exc}"
         # The apps finish what the agent (or the postconfig) asked last, a save above all: on a
@@ -252,18 +259,23 @@ class GuiEnv(AgentEnv):
                 ["sh", "-c", chrome.STOP_BROWSER], timeout=40, user=USER, env=self.desktop.session_env
             )
         if needs_commands(args):
-            return self._verify_sealed(args, note)
+            return self._verify_sealed(args, note, files)
         self.desktop.sandbox.kill_all()
+        _put_back(self.desktop.sandbox, files)
         [outcome] = run_checks(self.desktop.sandbox, [CheckSpec(check="osworld", args=args)], timeout=60)
         return _verdict(outcome, note)
 
-    def _verify_sealed(self, args: dict[str, Any], note: str) -> Verdict:
-        """Command getters run in a sealed verifier container (the agent's files, none of its processes or tools)."""
+    def _verify_sealed(self, args: dict[str, Any], note: str, files: dict[str, bytes]) -> Verdict:
+        """Command getters run in a sealed verifier container (the agent's files, none of its processes or tools),
+        on the standard PATH: no program in the agent's home is found by name."""
         verifier = self.desktop.sandbox.seal()
         try:
+            _put_back(verifier, files)
 
             def run(command: str | list[str]) -> tuple[str, str]:
-                done = verifier.exec(command, timeout=60, user=USER, env={"HOME": HOME, "USER": USER})
+                done = verifier.exec(
+                    command, timeout=60, user=USER, env={"HOME": HOME, "USER": USER, "PATH": DEFAULT_PATH}
+                )
                 return done.stdout, done.stderr
 
             run_commands(args, run, placeholders(self.width, self.height))
@@ -324,6 +336,17 @@ def _await_a_window(desktop: Desktop, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not desktop.client.call("windows")[0].get("windows") and time.monotonic() < deadline:
         time.sleep(0.1)
+
+
+def _put_back(sandbox: Sandbox, files: dict[str, bytes]) -> None:
+    """Write the postconfig's downloads as root over whatever is at their paths (a directory, a read-only
+    or root-owned file, a symlink), owned by the desktop's user; one the postconfig made executable stays so."""
+    for path, data in files.items():
+        clear = 'm=$([ -f "$1" ] && [ ! -L "$1" ] && stat -c %a "$1"); rm -rf -- "$1"; echo "${m:-644}"'
+        mode = sandbox.exec(["sh", "-c", clear, "sh", path], timeout=30).stdout.strip()
+        sandbox.put(data, path)
+        keep = oct(int(mode, 8) & 0o755 if mode.isdigit() else 0o644)[2:]
+        sandbox.exec(["sh", "-c", f'chown {USER}:{USER} "$1" && chmod {keep} "$1"', "sh", path], timeout=30)
 
 
 def _verdict(outcome: Any, note: str) -> Verdict:

@@ -144,9 +144,16 @@ class OSWorldTask:
 
     # -- running steps --------------------------------------------------------------
 
-    def run_steps(self, client: DaemonClient, steps: list[dict[str, Any]], table: dict[str, str]) -> list[str]:
+    def run_steps(
+        self,
+        client: DaemonClient,
+        steps: list[dict[str, Any]],
+        table: dict[str, str],
+        write: Callable[[str, bytes], None] | None = None,
+    ) -> list[str]:
         """Run config or postconfig steps; return the files an ``open`` step opened whose window never
-        showed, each with the windows and processes the desktop had instead."""
+        showed, each with the windows and processes the desktop had instead. ``write`` puts a
+        ``download`` step's file in place (by default the daemon writes it as the desktop's user)."""
         unshown = []
         for step in substitute(steps, table):
             params = step.get("parameters", {})
@@ -159,8 +166,11 @@ class OSWorldTask:
                 client.call("run", command=chrome.STOP_BROWSER, shell=True, deadline=40, timeout=30)
             elif kind == "download":
                 for file in params["files"]:
-                    data = base64.b64encode(self._asset(file["url"]).read_bytes()).decode()
-                    client.call("write", path=home_path(file["path"]), data_b64=data)
+                    data = self._asset(file["url"]).read_bytes()
+                    if write is not None:
+                        write(home_path(file["path"]), data)
+                    else:
+                        client.call("write", path=home_path(file["path"]), data_b64=base64.b64encode(data).decode())
             elif kind == "open":
                 head, _ = client.call("open", deadline=90, path=home_path(params["path"]), timeout=60)
                 if head.get("window") is None:
@@ -179,6 +189,12 @@ class OSWorldTask:
             elif kind == "chrome_open_tabs":
                 chrome.open_tabs(client, [str(u) for u in params.get("urls_to_open", [])])
         return unshown
+
+    def postconfig_files(self, table: dict[str, str]) -> dict[str, bytes]:
+        """What the postconfig downloads, by absolute path: the verifier puts it back once the agent is gone."""
+        steps = substitute(self.evaluator.get("postconfig", []), table)
+        files = [f for s in steps if s.get("type") == "download" for f in s["parameters"]["files"]]
+        return {home_path(f["path"]): self._asset(f["url"]).read_bytes() for f in files}
 
     # -- the evaluator as check arguments ------------------------------------------------
 
