@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 import agentenvs
+from agentenvs.cli_output import console, episode_progress, print_not_run
 from agentenvs.core.errors import AgentEnvsError
 from agentenvs.core.registry import resolve_tasks
 from agentenvs.core.task import Task
@@ -28,13 +25,10 @@ from agentenvs.serve_cli import serve
 from agentenvs.swe_cli import swe_app
 
 if TYPE_CHECKING:
-    from agentenvs.audit import HackResult, TaskAudit
+    from agentenvs.audit import TaskAudit
     from agentenvs.validate import EpisodeCheck, TaskValidation
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Agent environments behind one Gymnasium API.")
-console = Console()
-#: Progress goes to stderr, so that stdout holds only the results (``--json``, tables).
-progress_console = Console(stderr=True)
 register_harness(app)
 app.add_typer(swe_app, name="swe", help="SWE tasks: synthesize bugs, import SWE-bench instances, export predictions.")
 app.command()(serve)
@@ -137,15 +131,6 @@ def _tasks_or_exit(paths: list[str] | None, family: str | None) -> tuple[list[Ta
     return tasks, broken
 
 
-@contextmanager
-def _progress(what: str, total: int) -> Iterator[Callable[[object], None]]:
-    """A progress bar on stderr; yields the callback that counts one finished episode (thread-safe)."""
-    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"), TimeElapsedColumn())
-    with Progress(*columns, console=progress_console) as bar:
-        counter = bar.add_task(what, total=total)
-        yield lambda _: bar.advance(counter)
-
-
 def _run_audit(tasks: list[Task], backend: str, jobs: int, hacks: list[str]) -> list[TaskAudit]:
     from agentenvs.audit import plan, run_plan
 
@@ -155,7 +140,7 @@ def _run_audit(tasks: list[Task], backend: str, jobs: int, hacks: list[str]) -> 
     if unknown:
         console.print(f"[red]error:[/] no selected task has the hack(s) {', '.join(unknown)}")
         raise typer.Exit(2)
-    with _progress(f"auditing {len(tasks)} tasks on {backend}", len(work)) as progress:
+    with episode_progress(f"auditing {len(tasks)} tasks on {backend}", len(work)) as progress:
         return run_plan(work, env_kwargs=kwargs, jobs=jobs, on_result=progress)
 
 
@@ -173,14 +158,6 @@ def _cut(text: str) -> Text:
     if len(text) <= DETAIL_CHARS:
         return Text(text)
     return Text(text[:DETAIL_CHARS] + f"... ({len(text) - DETAIL_CHARS} more characters: --verbose shows them)")
-
-
-def _print_not_run(audits: list[TaskAudit]) -> list[HackResult]:
-    """The episodes that never reached their hack, each with why; returns them."""
-    errors = [e for a in audits for e in a.errors]
-    for e in errors:
-        console.print(Text.assemble((f"{e.task_id} {e.hack}: could not run: ", "red"), str(e.error)), soft_wrap=True)
-    return errors
 
 
 def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str], verbose: bool = False) -> bool:
@@ -211,7 +188,7 @@ def _print_audit(audits: list[TaskAudit], backend: str, broken: dict[str, str], 
             for f in findings:
                 console.rule(Text(f"{f.task_id} {f.hack}"))
                 console.print(f.evidence(), markup=False, highlight=False, soft_wrap=True)
-    errors = _print_not_run(audits)
+    errors = print_not_run(audits)
     _print_broken(broken)
     if findings or errors or broken:
         console.print(
@@ -321,7 +298,7 @@ def validate(
     from agentenvs.validate import VARIANTS, TaskValidation, validate_tasks
 
     tasks, broken = _tasks_or_exit(paths, family)
-    with _progress(f"validating {len(tasks)} tasks on {backend}", len(tasks) * len(VARIANTS)) as progress:
+    with episode_progress(f"validating {len(tasks)} tasks on {backend}", len(tasks) * len(VARIANTS)) as progress:
         results = validate_tasks(tasks, env_kwargs={"backend": backend}, jobs=jobs, on_result=progress)
     results += [TaskValidation(where, {}, error=f"did not load: {why}") for where, why in broken.items()]
     failed = _print_validation(results, backend, verbose)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from agentenvs.cli_output import console, episode_progress, print_not_run
+
 if TYPE_CHECKING:
     from agentenvs.audit import TaskAudit
 
@@ -68,13 +70,12 @@ def _attack(dirs: list[Path], jobs: int) -> list[TaskAudit]:
     the reset after each episode (only the score is wanted)."""
     import agentenvs
     from agentenvs.audit import plan, run_plan
-    from agentenvs.cli import _progress
     from agentenvs.envs.gui.hacks import CRASH, GUI_HACKS
 
     tasks = [agentenvs.load_task(d) for d in dirs]
     names = [h.name for h in GUI_HACKS if h.attack_class != CRASH]
     work = plan(tasks, ATTACK_OPTIONS, names)
-    with _progress(f"attacking {len(tasks)} imported tasks on docker", len(work)) as progress:
+    with episode_progress(f"attacking {len(tasks)} imported tasks on docker", len(work)) as progress:
         return run_plan(work, ATTACK_OPTIONS, jobs, progress, check_reset=False)
 
 
@@ -83,8 +84,6 @@ def _print_weak(audits: list[TaskAudit]) -> bool:
     the attack; True when every episode ran."""
     from rich.table import Table
     from rich.text import Text
-
-    from agentenvs.cli import _print_not_run, console
 
     table = Table(title="weak graders: imported tasks an attack satisfies without doing the task")
     for column in ("task", "no-op", "attack", "class", "score"):
@@ -97,7 +96,7 @@ def _print_weak(audits: list[TaskAudit]) -> bool:
                 score = "-" if f.result.score is None else f"{f.result.score:.2f}"
                 table.add_row(Text(audit.task_id), f"{audit.baseline_score:.2f}", f.hack, f.attack_class, score)
     console.print(table)
-    errors = _print_not_run(audits)
+    errors = print_not_run(audits)
     episodes = sum(len(a.results) + 1 for a in audits)
     console.print(f"{len(weak)} of {len(audits)} imported tasks satisfied by an attack ({episodes} episodes)")
     return not errors
