@@ -98,3 +98,30 @@ def test_audit_finds_no_gui_hack_that_scores(gui_image):
     assert ("gui/infeasible-photoshop", "fail") not in ran  # FAIL is the right answer there
     for audit in audits:
         assert audit.ok, [f.evidence() for f in audit.findings] + [r.error for r in audit.errors]
+
+
+@pytest.mark.docker
+def test_a_download_is_written_back_through_no_folder_the_agent_made_a_link(gui_image):
+    """The agent (root in its desktop) links a download's folder elsewhere and plants a fake there: the host's
+    write-back makes the folder real again and writes the task's file into it; the link's target is untouched.
+    Folders outside the home, such as the image's own links (/bin), are left alone."""
+    from agentenvs.envs.gui.env import _put_back
+    from agentenvs.sandbox import create_sandbox
+    from agentenvs.sandbox.base import SandboxSpec
+
+    sandbox = create_sandbox("docker", SandboxSpec(image=gui_image, workdir="/home/user"))
+    try:
+        plant = (
+            "mkdir -p /srv/fake && echo 'echo PASS' > /srv/fake/grade.sh"
+            " && ln -s /srv/fake /home/user/eval && ln -s /srv/fake /home/user/data"
+        )
+        assert sandbox.exec(["sh", "-c", plant], timeout=20).exit_code == 0
+        _put_back(sandbox, {"/home/user/eval/grade.sh": b"echo real\n", "/home/user/data/sub/x.txt": b"x"})
+        seen = sandbox.exec(
+            ["sh", "-c", "stat -c '%F %U' /home/user/eval /home/user/data/sub; cat /home/user/eval/grade.sh"
+             " /srv/fake/grade.sh /home/user/data/sub/x.txt; echo; readlink /bin"],
+            timeout=20,
+        ).stdout.splitlines()  # fmt: skip
+        assert seen == ["directory user", "directory user", "echo real", "echo PASS", "x", "usr/bin"]
+    finally:
+        sandbox.close()

@@ -338,12 +338,27 @@ def _await_a_window(desktop: Desktop, timeout: float) -> None:
         time.sleep(0.1)
 
 
+#: Run as root before a download is written back (``home_path`` made its path absolute): each folder on
+#: the way to ``$1`` under the home that the agent made a symlink or a file becomes a real folder of the
+#: desktop's user (root must not write through the agent's links; the image's own links, such as /bin,
+#: lie outside the home), then whatever is at ``$1`` goes; prints the mode to keep (a plain file's).
+_CLEAR_PATH = f"""set -f; IFS=/; d=
+for c in ${{1%/*}}; do
+  [ -n "$c" ] || continue; d="$d/$c"
+  case "$d/" in {HOME}/?*) ;; *) continue ;; esac
+  if [ -L "$d" ] || {{ [ -e "$d" ] && [ ! -d "$d" ]; }}; then rm -rf -- "$d"; fi
+  [ -d "$d" ] || {{ mkdir -- "$d" && chown {USER}:{USER} "$d"; }}
+done
+m=$([ -f "$1" ] && [ ! -L "$1" ] && stat -c %a "$1"); rm -rf -- "$1"; echo "${{m:-644}}"
+"""
+
+
 def _put_back(sandbox: Sandbox, files: dict[str, bytes]) -> None:
     """Write the postconfig's downloads as root over whatever is at their paths (a directory, a read-only
-    or root-owned file, a symlink), owned by the desktop's user; one the postconfig made executable stays so."""
+    or root-owned file, a symlink, a symlinked folder on the way), owned by the desktop's user; one the
+    postconfig made executable stays so."""
     for path, data in files.items():
-        clear = 'm=$([ -f "$1" ] && [ ! -L "$1" ] && stat -c %a "$1"); rm -rf -- "$1"; echo "${m:-644}"'
-        mode = sandbox.exec(["sh", "-c", clear, "sh", path], timeout=30).stdout.strip()
+        mode = sandbox.exec(["sh", "-c", _CLEAR_PATH, "sh", path], timeout=30).stdout.strip()
         sandbox.put(data, path)
         keep = oct(int(mode, 8) & 0o755 if mode.isdigit() else 0o644)[2:]
         sandbox.exec(["sh", "-c", f'chown {USER}:{USER} "$1" && chmod {keep} "$1"', "sh", path], timeout=30)
