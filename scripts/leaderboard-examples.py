@@ -2,7 +2,8 @@
 """Make the example submissions of the shipped boards (leaderboards/<board>/submissions/).
 
 For each board and policy it runs ``agentenvs run`` with the board's tasks,
-trials, seed and budgets on the local backend, bundles the run with
+trials, seed and budgets (on the local backend, or on docker where the board
+holds desktop tasks, which run only there), bundles the run with
 ``agentenvs leaderboard submit --redact``, verifies it (replay included)
 with ``agentenvs leaderboard verify --accept <policy>``, and renders the
 board with ``agentenvs leaderboard build``. An example that was there is
@@ -30,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from agentenvs.leaderboard import Board, load_board  # noqa: E402
 from agentenvs.leaderboard.verify import PACKED, VERDICT_SUFFIX  # noqa: E402
 
-#: Boards with examples: cheap, deterministic, local backend. gui and mixed need the docker desktop
-#: (docs/leaderboards.md says how to make theirs).
-BOARDS = ("textgame", "terminal", "swe", "web")
+#: Boards with examples. gui and mixed run on docker and take long (docs/leaderboards.md): ask for them by name.
+BOARDS = ("textgame", "terminal", "swe", "web", "mixed", "gui")
+DEFAULT_BOARDS = ("textgame", "terminal", "swe", "web")
 POLICIES = ("random", "scripted")
 AGENTENVS = [sys.executable, "-m", "agentenvs.cli"]
 
@@ -47,11 +48,18 @@ def task_args(board: Board) -> list[str]:
     return args + (["--split", t.split] if t.split else [])
 
 
+def backend(board: Board) -> str:
+    """local where the board allows it and every task runs there; the desktop runs only on docker."""
+    t = board.tasks
+    desktop = t.family == "gui" or any(task.startswith("gui/") for task in t.ids or ())
+    return "docker" if desktop or "local" not in board.rules.backends else "local"
+
+
 def run_args(board: Board, policy: list[str], out: Path, concurrency: int) -> list[str]:
     return [
         "run", *task_args(board), *policy, "--trials", str(board.tasks.trials), "--seed", str(board.tasks.seed),
         "--max-steps", str(board.budgets.max_steps), "--episode-timeout", str(board.budgets.episode_timeout_sec),
-        "--backend", "local", "--concurrency", str(concurrency), "--no-images", "--no-progress", "--out", str(out),
+        "--backend", backend(board), "--concurrency", str(concurrency), "--no-images", "--no-progress", "--out", str(out),
     ]  # fmt: skip
 
 
@@ -86,7 +94,7 @@ def make_example(board: Board, policy: str, work: Path, concurrency: int) -> Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--board", action="append", choices=BOARDS, help="default: every board with examples")
+    parser.add_argument("--board", action="append", choices=BOARDS, help=f"default: {', '.join(DEFAULT_BOARDS)}")
     parser.add_argument("--policy", action="append", choices=POLICIES, help="default: both")
     parser.add_argument("--work", type=Path, help="where runs and bundles go (default: a temporary directory)")
     parser.add_argument("--concurrency", type=int, default=2)
@@ -94,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        for name in args.board or BOARDS:
+        for name in args.board or DEFAULT_BOARDS:
             board = load_board(ROOT / "leaderboards" / name)
             for policy in args.policy or POLICIES:
                 make_example(board, policy, work, args.concurrency)

@@ -5,7 +5,8 @@ floor any learned agent should beat. Text games: look, then do what the
 admissible commands and the instruction's words agree on (``take emerald``
 when told to take the emerald), else open things and walk exits not yet
 tried. Terminal and SWE: inspect the working directory (and run the tests),
-then ``done``. Web: scroll the page down and up, then ``done``. It speaks the
+then ``done``. Web: scroll the page down and up, then ``done``. Desktop: move
+the mouse to the middle of the screen and wait for it to settle, then ``done``. It speaks the
 protocol of docs/policy-protocol.md, keeping state per ``episode_id``.
 
 Usage: ``python3 scripts/scripted_agent.py [--port 8300]``, then
@@ -35,6 +36,7 @@ SCRIPTS: dict[str, list[Any]] = {
         {"name": "bash", "arguments": {"command": "python3 -m pytest -x -q 2>&1 | tail -20"}},
     ],
     "web": ["scroll(0, 500)", "scroll(0, -500)"],
+    "gui": ["pyautogui.moveTo(640, 400)", "WAIT"],
 }
 #: Text-game verbs that only look, move or undo: never the goal itself.
 NOT_GOALS = {"look", "inventory", "examine", "go", "help", "drop"}

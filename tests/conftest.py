@@ -4,6 +4,7 @@ session ends by checking that no container this process labelled is left behind.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -71,6 +72,9 @@ def no_leftover_containers():
     from agentenvs.sandbox.local_resources import sweep_local_sandboxes
 
     gc.collect()  # sandboxes dropped without close() are released by their finalizers
+    web = sys.modules.get("agentenvs.envs.web.docker_env")
+    if web is not None:
+        web.IDLE.close_all()  # web containers closed envs gave back for reuse, which the process closes at exit
     local = _our_local_sandboxes()
     if local:
         sweep_local_sandboxes()
