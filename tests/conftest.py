@@ -63,6 +63,16 @@ def _our_local_sandboxes() -> list[str]:
     return sorted(p.name for p in SANDBOX_PARENT.glob(f"{os.getpid()}-*")) if SANDBOX_PARENT.is_dir() else []
 
 
+@pytest.fixture(scope="module", autouse=True)
+def close_idle_web_containers():
+    """Web containers that closed envs gave back for reuse live until the process exits; each test module
+    closes them when it ends, so that a later module's count of this process's containers starts at none."""
+    yield
+    web = sys.modules.get("agentenvs.envs.web.docker_env")
+    if web is not None:
+        web.IDLE.close_all()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_leftover_containers():
     """Fail the session if any test left one of our containers or local sandboxes behind, then remove them."""
@@ -72,9 +82,6 @@ def no_leftover_containers():
     from agentenvs.sandbox.local_resources import sweep_local_sandboxes
 
     gc.collect()  # sandboxes dropped without close() are released by their finalizers
-    web = sys.modules.get("agentenvs.envs.web.docker_env")
-    if web is not None:
-        web.IDLE.close_all()  # web containers closed envs gave back for reuse, which the process closes at exit
     local = _our_local_sandboxes()
     if local:
         sweep_local_sandboxes()
