@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentenvs.harness.policies.prompts import FAMILY_HINTS
@@ -114,26 +115,28 @@ def _with_images(text: str, obs: dict[str, Any], images: ImageMode) -> str | lis
     ]
 
 
+@dataclass(frozen=True)
+class RolloutSettings:
+    """What every rollout slot of a factory shares, checked when the factory is made (not inside TRL's run)."""
+
+    task_id: str | None = None
+    make_kwargs: dict[str, Any] = field(default_factory=dict)
+    images: ImageMode = "never"
+    unfinished: Unfinished = "grade"
+
+    def __post_init__(self) -> None:
+        if self.images not in ("auto", "never"):
+            raise ValueError(f"images must be 'auto' or 'never', got {self.images!r}")
+        if self.unfinished not in ("grade", "zero"):
+            raise ValueError(f"unfinished must be 'grade' or 'zero', got {self.unfinished!r}")
+
+
 class AgentEnvsEnvironment:
     """One TRL rollout slot: ``reset`` starts an episode, ``act`` is the tool, ``get_reward`` grades and
     releases. Every public method is a tool to TRL, so everything else here is private."""
 
-    def __init__(
-        self,
-        task_id: str | None = None,
-        *,
-        make_kwargs: dict[str, Any] | None = None,
-        images: ImageMode = "never",
-        unfinished: Unfinished = "grade",
-    ):
-        if images not in ("auto", "never"):
-            raise ValueError(f"images must be 'auto' or 'never', got {images!r}")
-        if unfinished not in ("grade", "zero"):
-            raise ValueError(f"unfinished must be 'grade' or 'zero', got {unfinished!r}")
-        self._task_id = task_id
-        self._make_kwargs = dict(make_kwargs or {})
-        self._images: ImageMode = images
-        self._unfinished: Unfinished = unfinished
+    def __init__(self, settings: RolloutSettings):
+        self._settings = settings
         self._episode: TextEpisode | None = None
         self._score = 0.0
         self._summary: dict[str, Any] = {}
@@ -141,16 +144,16 @@ class AgentEnvsEnvironment:
     def reset(self, task_id: str | None = None, seed: int | None = None, **row: Any) -> str | list[dict[str, Any]]:
         """Start the row's task (``task_id``, else the factory's) with its ``seed``; the instruction and first
         observation, for TRL to append to the prompt. The other columns of the row are not read."""
-        chosen = task_id or self._task_id
+        chosen = task_id or self._settings.task_id
         if not chosen:
             raise ValueError('no task: give the dataset rows a "task_id" column (or the factory a task_id)')
         self._close()
         self._score, self._summary = 0.0, {}
         self._episode = TextEpisode(
-            chosen, seed=None if seed is None else int(seed), make_kwargs=self._make_kwargs, images="never"
+            chosen, seed=None if seed is None else int(seed), make_kwargs=self._settings.make_kwargs, images="never"
         )
         text, _ = self._episode.reset()
-        return _with_images(str(text), self._episode.last_obs or {}, self._images)
+        return _with_images(str(text), self._episode.last_obs or {}, self._settings.images)
 
     def act(self, action: str) -> str | list[dict[str, Any]]:
         """Take one action in the environment and see what it shows next.
@@ -172,14 +175,14 @@ class AgentEnvsEnvironment:
         text = render_observation(result.observation, first=False)
         if result.done:
             text = f"{text}\n{EPISODE_OVER}"
-        return _with_images(text, result.observation, self._images)
+        return _with_images(text, result.observation, self._settings.images)
 
     def get_reward(self) -> float:
         """The evaluator's final score of this rollout's episode; the episode's env is closed after."""
         episode = self._episode
         if episode is None:
             return self._score
-        if not episode.done and self._unfinished == "grade":
+        if not episode.done and self._settings.unfinished == "grade":
             episode.step("done")
         self._score = episode.score
         self._summary = episode.summary()
@@ -210,17 +213,12 @@ class AgentEnvsFactory:
         images: ImageMode = "never",
         unfinished: Unfinished = "grade",
     ):
-        self.task_id = task_id
-        self.make_kwargs = dict(make_kwargs or {})
-        self.images: ImageMode = images
-        self.unfinished: Unfinished = unfinished
+        self.settings = RolloutSettings(task_id, dict(make_kwargs or {}), images, unfinished)
         self.instances: list[AgentEnvsEnvironment] = []
         self._lock = threading.Lock()
 
     def __call__(self) -> AgentEnvsEnvironment:
-        instance = AgentEnvsEnvironment(
-            self.task_id, make_kwargs=self.make_kwargs, images=self.images, unfinished=self.unfinished
-        )
+        instance = AgentEnvsEnvironment(self.settings)
         with self._lock:
             self.instances.append(instance)
         return instance
@@ -239,4 +237,4 @@ class AgentEnvsFactory:
         self.close()
 
 
-__all__ = ["AgentEnvsEnvironment", "AgentEnvsFactory", "dataset_rows", "system_prompt"]
+__all__ = ["AgentEnvsEnvironment", "AgentEnvsFactory", "RolloutSettings", "dataset_rows", "system_prompt"]
