@@ -42,7 +42,14 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from agentenvs.integrations.common import ImageMode, StepResult, TextEpisode, content_text, message_content, require
+from agentenvs.integrations.common import (
+    ImageMode,
+    TextEpisode,
+    content_text,
+    env_messages,
+    message_content,
+    require,
+)
 
 art = require("art", "art", "openpipe-art")
 _openai = require("openai", "art", "openpipe-art")
@@ -53,7 +60,6 @@ if not issubclass(_openai.DefaultAsyncHttpxClient, _httpx.AsyncClient):
 
 #: Summary keys that become the trajectory's metrics.
 METRIC_KEYS = ("score", "success", "steps", "return", "progress")
-NOT_RUN = "Not run: one action per turn."
 
 
 @dataclass(frozen=True)
@@ -70,19 +76,6 @@ def _action(message: Any) -> str | dict[str, Any]:
     if calls:
         return {"name": calls[0].function.name, "arguments": calls[0].function.arguments or ""}
     return content_text(message.content or "")
-
-
-def _observation_messages(message: Any, result: StepResult, images: ImageMode) -> list[dict[str, Any]]:
-    """What the env said after a reply: a tool result per call (text), images in a user message."""
-    content = message_content(result.observation, first=False, images=images)
-    calls = message.tool_calls or []
-    if not calls:
-        return [{"role": "user", "content": content}]
-    answers: list[dict[str, Any]] = [{"role": "tool", "tool_call_id": calls[0].id, "content": content_text(content)}]
-    answers += [{"role": "tool", "tool_call_id": call.id, "content": NOT_RUN} for call in calls[1:]]
-    if not isinstance(content, str):
-        answers.append({"role": "user", "content": [part for part in content if part.get("type") != "text"]})
-    return answers
 
 
 async def rollout(
@@ -131,7 +124,9 @@ async def rollout(
             choice = response.choices[0]
             trajectory.messages_and_choices.append(choice)
             result = await asyncio.to_thread(episode.step, _action(choice.message))
-            trajectory.messages_and_choices.extend(_observation_messages(choice.message, result, images))
+            shown = message_content(result.observation, first=False, images=images)
+            calls = choice.message.tool_calls or []
+            trajectory.messages_and_choices.extend(env_messages([call.id for call in calls], shown))
         summary = episode.summary()
         trajectory.reward = summary["score"]
         trajectory.metrics.update({key: summary[key] for key in METRIC_KEYS})

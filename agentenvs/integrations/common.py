@@ -122,6 +122,23 @@ def content_text(content: str | list[dict[str, Any]]) -> str:
     return "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
 
 
+#: The answer to a reply's second and later tool calls: the env takes one action per turn.
+NOT_RUN = "Not run: one action per turn."
+
+
+def env_messages(call_ids: list[str], shown: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the env says after a model's reply. To tool calls: a ``tool`` message with the text for the
+    first (the action taken), "not run" for the others, and a user message with any images (a tool
+    message holds text only). To plain text: a user message with ``shown`` as it is."""
+    if not call_ids:
+        return [{"role": "user", "content": shown}]
+    answers = [{"role": "tool", "tool_call_id": call_ids[0], "content": content_text(shown)}]
+    answers += [{"role": "tool", "tool_call_id": call_id, "content": NOT_RUN} for call_id in call_ids[1:]]
+    if not isinstance(shown, str):
+        answers.append({"role": "user", "content": [part for part in shown if part.get("type") != "text"]})
+    return answers
+
+
 @dataclass
 class StepResult:
     """One step as a trainer sees it: the next user message (``None`` once done), reward, done, metadata."""

@@ -32,7 +32,7 @@ import asyncio
 import json
 from typing import Any
 
-from agentenvs.integrations.common import ImageMode, TextEpisode, content_text, require
+from agentenvs.integrations.common import ImageMode, TextEpisode, content_text, env_messages, require
 
 vf = require("verifiers", "verifiers", "verifiers<0.4")
 if not hasattr(vf, "MultiTurnEnv"):  # pragma: no cover - depends on the installed release
@@ -167,18 +167,7 @@ class AgentEnvsMultiTurnEnv(vf.MultiTurnEnv):
             shown: str | list[dict[str, Any]] = self._ending(result)
         else:
             shown = result.content if result.content is not None else ""
-        response: list[dict[str, Any]] = []
-        if calls:
-            text = content_text(shown)
-            response.append({"role": "tool", "tool_call_id": _field(calls[0], "id"), "content": text})
-            for extra in calls[1:]:
-                response.append(
-                    {"role": "tool", "tool_call_id": _field(extra, "id"), "content": "Not run: one action per turn."}
-                )
-            if not isinstance(shown, str):
-                response.append({"role": "user", "content": [p for p in shown if p.get("type") != "text"]})
-        else:
-            response.append({"role": "user", "content": shown})
+        response = env_messages([_field(call, "id") for call in calls], shown)
         messages_out = _messages.normalize_messages(response, field_name="env_response")
         if result.done:
             state["final_env_response"] = messages_out
