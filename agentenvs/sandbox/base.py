@@ -51,7 +51,9 @@ class SandboxSpec:
 
     ``storage_mb`` bounds the sandbox's writable files (a write past it fails with ENOSPC).
     ``mounts`` binds host paths in: ``(host_path, sandbox_path, read_only)`` (a desktop's
-    control socket directory, its daemon's code).
+    control socket directory, its daemon's code). ``users``: the image's several users, as a
+    container has them (root, a desktop's user, ``sudo`` between them); a container always has
+    them, a local sandbox only when asked (it maps a range of host ids for them).
     """
 
     image: str = "agentenvs/terminal:latest"
@@ -64,6 +66,7 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     mounts: tuple[tuple[str, str, bool], ...] = ()
+    users: bool = False
 
 
 @runtime_checkable

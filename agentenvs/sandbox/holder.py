@@ -14,6 +14,13 @@ command, as in a container. Entered processes drop every capability
 (bounding set included) and set ``no_new_privs`` with ``setpriv``, then get a
 clean environment and their working directory from ``env -i -C``.
 
+A sandbox with several users (``userns_fd``: a namespace of
+:mod:`agentenvs.sandbox.local_userns`, which maps a container's uids to
+unprivileged host ids) is entered as a container is: root keeps a container
+engine's default capabilities within the namespace (none of them reaches the
+host), set-user-ID programs such as ``sudo`` work, and a command may run as
+another user of the sandbox.
+
 The holder itself stays out of the sandbox's memory cgroup (it uses a few
 MB), so the OOM killer, however the agent fills its memory, takes the agent's
 processes and never the namespaces. The holder's stdin is a pipe
@@ -40,6 +47,15 @@ from agentenvs.sandbox.procs import proc_children, proc_stat
 HOST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 _HOLD = "echo ready; while read -r _; do :; done"
 _DROP_PRIVILEGES = ("--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs")
+#: A container engine's default capabilities (Docker's, without mknod and net_raw).
+_CONTAINER_CAPS = (
+    "chown,dac_override,fowner,fsetid,kill,setgid,setuid,setpcap,net_bind_service,sys_chroot,audit_write,setfcap"
+)
+_CONTAINER_PRIVILEGES = (
+    f"--bounding-set=-all,{','.join('+' + c for c in _CONTAINER_CAPS.split(','))}",
+    "--inh-caps=-all",
+    "--ambient-caps=-all",
+)
 
 
 def host_tool(name: str, package: str) -> str:
@@ -56,6 +72,8 @@ class NamespaceHolder:
     ``prefix`` puts every command (through :meth:`enter`) in the sandbox's
     cgroups or under its rlimits, ``own_prefix`` the holder itself. bwrap runs
     as the host user ``owner`` (uid, gid). ``log`` receives bwrap's stderr.
+    ``userns_fd`` is the several-user namespace bwrap joins (``--userns`` in
+    ``bwrap_argv``); the holder keeps it open no longer than bwrap's start.
     """
 
     def __init__(
@@ -67,6 +85,7 @@ class NamespaceHolder:
         owner: tuple[int, int],
         log: Path,
         network: bool,
+        userns_fd: int | None = None,
         timeout: float = 15.0,
     ):
         self._nsenter = host_tool("nsenter", "util-linux")
@@ -74,6 +93,7 @@ class NamespaceHolder:
         self._env = host_tool("env", "coreutils")
         self._prefix = list(prefix)
         self._namespaces = ["--user", "--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
+        self._users = userns_fd is not None
         uid, gid = owner
         as_owner = [self._setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
         with open(log, "ab") as stderr:
@@ -96,6 +116,7 @@ class NamespaceHolder:
                 stderr=stderr,
                 env=HOST_ENV,
                 start_new_session=True,
+                pass_fds=() if userns_fd is None else (userns_fd,),
             )
         self.init_pid = 0
         try:
@@ -128,11 +149,19 @@ class NamespaceHolder:
         st = proc_stat(self.init_pid)
         return self._proc.poll() is None and st is not None and st[1] not in "ZX"
 
-    def enter(self, command: Sequence[str], *, cwd: str, env: dict[str, str]) -> list[str]:
-        """The argv that runs ``command`` inside the namespaces, without capabilities, with exactly ``env``."""
+    def enter(
+        self, command: Sequence[str], *, cwd: str, env: dict[str, str], user: tuple[int, int] | None = None
+    ) -> list[str]:
+        """The argv that runs ``command`` inside the namespaces, with exactly ``env``: without capabilities,
+        or, with several users, as a container's root or as ``user`` (its uid and gid in the sandbox)."""
         bad = [key for key in env if not key or "=" in key]
         if bad:
             raise SandboxError(f"environment variable names cannot be empty or contain '=': {bad!r}")
+        if user is not None and not self._users:
+            raise SandboxError("this sandbox has one user, root: it cannot run a command as another")
+        privileges = list(_CONTAINER_PRIVILEGES if self._users else _DROP_PRIVILEGES)
+        if user is not None:
+            privileges += [f"--reuid={user[0]}", f"--regid={user[1]}", "--init-groups"]
         return [
             *self._prefix,
             self._nsenter,
@@ -141,7 +170,7 @@ class NamespaceHolder:
             "--root",
             "--",
             self._setpriv,
-            *_DROP_PRIVILEGES,
+            *privileges,
             "--",
             self._env,
             "-i",

@@ -6,10 +6,11 @@ docker backend's tag and cache); ``docker save`` then gives each layer's tar, ex
 built FROM the same base share its layers. Extraction goes to a temporary directory renamed into
 place, so concurrent processes never see half a layer. OCI whiteouts become overlayfs ones
 (``.wh.<name>``: a 0:0 character device; ``.wh..wh..opq``: ``trusted.overlay.opaque=y``), device
-nodes are dropped, and every file is given to the sandbox user: it is root in its user namespace
-(the only uid mapped there), so the image's files are root's and writable, as in a container. A
-sandbox mounts an overlayfs of the layers with its upper directory on its own filesystem
-(:func:`mount_system`), so the agent's writes are bounded by ``storage_mb`` and never reach the layers.
+nodes are dropped, and every file is given to the sandbox user: it is root in its user namespace,
+so the image's files are root's and writable, as in a container (set-user-ID bits are kept: they work
+only in a sandbox with several users, whose overlay is mounted without ``nosuid``). A sandbox mounts
+an overlayfs of the layers with its upper directory on its own filesystem (:func:`mount_system`), so
+the agent's writes are bounded by ``storage_mb`` and never reach the layers.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from agentenvs.sandbox.local_storage import unmount
 from agentenvs.sandbox.local_system import sandbox_ids, system_dir
 
 #: Bumped when what an extracted layer holds changes (the directory name carries it).
-LAYER_FORMAT = 1
+LAYER_FORMAT = 2
 _CHUNK = 1 << 20
 #: A layer's tar is kept in memory up to this size while its digest is computed, on disk past it.
 _SPOOL_BYTES = 64 << 20
@@ -176,15 +177,19 @@ def _to_overlay(root: Path, owner: tuple[int, int]) -> None:
             elif stat.S_ISCHR(os.lstat(path).st_mode) or stat.S_ISBLK(os.lstat(path).st_mode):
                 os.unlink(path)
             else:
+                mode = os.lstat(path).st_mode
                 os.lchown(path, uid, gid)
+                if mode & (stat.S_ISUID | stat.S_ISGID) and stat.S_ISREG(mode):
+                    os.chmod(path, stat.S_IMODE(mode))  # chown clears them
     os.chown(root, uid, gid)
     root.chmod(0o755)
 
 
-def mount_system(image: ImageRoot, target: Path, storage: Path) -> None:
+def mount_system(image: ImageRoot, target: Path, storage: Path, *, setuid: bool = False) -> None:
     """Mount the image's layers at ``target`` with the writes in ``storage`` (on the sandbox's filesystem).
 
-    Mounted by the host's root, ``nosuid`` and ``nodev``; ``storage`` holds ``upper`` and ``work``.
+    Mounted by the host's root, ``nodev``, and ``nosuid`` unless ``setuid`` (a sandbox with several
+    users, whose root is still an unprivileged host user); ``storage`` holds ``upper`` and ``work``.
     """
     upper, work = storage / "upper", storage / "work"
     uid, gid = sandbox_ids()
@@ -197,7 +202,7 @@ def mount_system(image: ImageRoot, target: Path, storage: Path) -> None:
     target.mkdir(exist_ok=True)
     options = f"lowerdir={lower},upperdir={upper},workdir={work}"
     done = subprocess.run(
-        ["mount", "-t", "overlay", "overlay", "-o", f"nosuid,nodev,{options}", "--", str(target)],
+        ["mount", "-t", "overlay", "overlay", "-o", f"{'' if setuid else 'nosuid,'}nodev,{options}", "--", str(target)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -207,7 +212,7 @@ def mount_system(image: ImageRoot, target: Path, storage: Path) -> None:
         raise SandboxError(f"mounting {image.image}'s layers at {target} failed: {done.stderr.strip()[-300:]}")
 
 
-def seal_system(image: ImageRoot, target: Path, storage: Path) -> list[tuple[str, str]]:
+def seal_system(image: ImageRoot, target: Path, storage: Path, *, setuid: bool = False) -> list[tuple[str, str]]:
     """Before the verifier: unmount, undo the agent's changes to the verifier's toolchain, mount again.
 
     The rule is the docker backend's seal (:func:`~agentenvs.sandbox.agent_state.protected_reason`):
@@ -246,5 +251,5 @@ def seal_system(image: ImageRoot, target: Path, storage: Path) -> list[tuple[str
                 os.unlink(host)
             deleted = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
             undone.append((inside, f"deletion refused: {why}" if deleted else why))
-    mount_system(image, target, storage)
+    mount_system(image, target, storage, setuid=setuid)
     return undone

@@ -15,6 +15,10 @@ UTS namespaces (see :mod:`agentenvs.sandbox.holder`); every ``exec()`` and
 commands. Every process is root in the sandbox but the unprivileged host user
 ``agentenvs-sandbox`` outside it, without capabilities, and in the sandbox's
 own cgroups (pids, memory, cpu), so a fork bomb is bounded and killable.
+A spec with ``users`` (over an image) gets a container's several users instead:
+the image's accounts in a user namespace that maps a range of unprivileged
+host ids (:mod:`agentenvs.sandbox.local_userns`), root with a container
+engine's capabilities inside it, and set-user-ID programs such as ``sudo``.
 ``get`` and ``put`` resolve paths in the kernel, beneath the root
 (:mod:`agentenvs.sandbox.local_files`). A sandbox left by a crashed process
 is removed by :func:`~agentenvs.sandbox.local_resources.sweep_local_sandboxes`.
@@ -48,6 +52,7 @@ from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sw
 from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
 from agentenvs.sandbox.local_system import SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
+from agentenvs.sandbox.local_userns import allow_setuid, user_namespace
 from agentenvs.sandbox.procs import proc_start_time, wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
@@ -105,7 +110,11 @@ class LocalSandbox:
                 f"workdir {self.spec.workdir!r} cannot be a sandbox directory: "
                 "use an absolute path outside /, /usr, /etc, /proc and /dev, such as /app"
             )
+        if self.spec.users and image is None:
+            raise SandboxError("a local sandbox with several users runs over an image: pass image=")
         self.workdir = workdir
+        #: The image's accounts (name -> uid, gid), read before anything runs in it (``users`` only).
+        self._accounts: dict[str, tuple[int, int]] = {}
         self.writable = tuple(dict.fromkeys((workdir, *SANDBOX_DIRS)))
         self._image = image
         self.env = {**BASE_ENV, **(image.env if image else {}), **self.spec.env, **(env or {})}
@@ -144,6 +153,8 @@ class LocalSandbox:
         self._res.mounted = self.root
         self._mount_system()
         self._fill_root(template)
+        if self.spec.users:
+            self._accounts = _accounts(self._system / "etc" / "passwd")
         self._limit_note = ""
         try:
             self._res.cgroups = Cgroups.create(
@@ -174,6 +185,7 @@ class LocalSandbox:
             for d in self.writable:
                 image_dir = self._system / d.lstrip("/")
                 if image_dir.is_dir() and not image_dir.is_symlink():
+                    (self.root / d.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
                     copy_tree(image_dir, self.root / d.lstrip("/"))
         uid, gid = self._owner
         for d in (*self.writable, *SCRATCH_DIRS):
@@ -186,7 +198,7 @@ class LocalSandbox:
 
     def _mount_system(self) -> None:
         if self._image is not None:
-            mount_system(self._image, self._system, self.root / ".system")
+            mount_system(self._image, self._system, self.root / ".system", setuid=self.spec.users)
             self._res.system = self._system
 
     # -- the namespaces, and the command line every process in the sandbox starts with --
@@ -199,20 +211,30 @@ class LocalSandbox:
             if holder is None or not holder.alive():
                 if holder is not None:
                     holder.kill()
-                holder = self._res.holder = NamespaceHolder(
-                    self._res.limits_prefix(self.spec),
-                    self._bwrap_argv(),
-                    own_prefix=self._res.limits_prefix(self.spec, holder=True),
-                    owner=self._owner,
-                    log=self.home / "holder.log",
-                    network=self.spec.network,
-                )
+                userns = user_namespace(self._owner) if self.spec.users else None
+                try:
+                    holder = self._res.holder = NamespaceHolder(
+                        self._res.limits_prefix(self.spec),
+                        self._bwrap_argv(userns),
+                        own_prefix=self._res.limits_prefix(self.spec, holder=True),
+                        owner=self._owner,
+                        log=self.home / "holder.log",
+                        network=self.spec.network,
+                        userns_fd=userns,
+                    )
+                finally:
+                    if userns is not None:
+                        os.close(userns)
+                if self.spec.users:
+                    allow_setuid(holder.init_pid, self._system)
             return holder
 
-    def _argv(self, command: list[str], *, cwd: str, env: dict[str, str]) -> list[str]:
-        return self._holder().enter(command, cwd=cwd, env=env)
+    def _argv(
+        self, command: list[str], *, cwd: str, env: dict[str, str], user: tuple[int, int] | None = None
+    ) -> list[str]:
+        return self._holder().enter(command, cwd=cwd, env=env, user=user)
 
-    def _bwrap_argv(self) -> list[str]:
+    def _bwrap_argv(self, userns_fd: int | None) -> list[str]:
         system = host_system(self._etc) if self._image is None else image_system(self._system, self._etc, self.writable)
         binds = [str(self.root / d.lstrip("/")) for d in (*self.writable, *SCRATCH_DIRS)]
         return bwrap_argv(
@@ -221,6 +243,8 @@ class LocalSandbox:
             system=system,
             binds=dict(zip((*self.writable, *SCRATCH_DIRS), binds, strict=True)),
             evaluators=self._evaluators,
+            mounts=self.spec.mounts,
+            userns_fd=userns_fd,
         )
 
     @property
@@ -237,7 +261,12 @@ class LocalSandbox:
                 "limits": "cgroup v1 pids/memory/cpu" if limits else self._limit_note,
                 "storage": f"ext4 of {self.spec.storage_mb} MiB on a loop device",
                 "system": f"image {self._image.image} (overlay)" if self._image else "the host's, read-only",
-                "user": f"root in a user namespace = host user {SANDBOX_USER} (uid {self._owner[0]}), no capabilities",
+                "user": (
+                    f"the image's users in a user namespace (root = host user {SANDBOX_USER}, the others "
+                    "unprivileged host ids), root with a container's capabilities"
+                    if self.spec.users
+                    else f"root in a user namespace = host user {SANDBOX_USER} (uid {self._owner[0]}), no capabilities"
+                ),
                 "evaluators": EVALUATORS_MOUNT,
                 "root": str(self.root),
             },
@@ -258,14 +287,10 @@ class LocalSandbox:
     ) -> ExecResult:
         """Run one command in the sandbox's namespaces; the timeout kills it and every process it started."""
         self._check_open()
-        if user not in (None, "", "root", "0"):
-            raise SandboxError(
-                f"the local backend runs commands as root only (asked for user {user!r}); "
-                "use the docker backend for other users"
-            )
+        ids = self._user_ids(user)
         argv = ["bash", "--noprofile", "--norc", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         where = posixpath.normpath(posixpath.join(self.workdir, cwd)) if cwd else self.workdir
-        full = self._argv(argv, cwd=where, env={**self.env, **(env or {})})
+        full = self._argv(argv, cwd=where, env={**self.env, **(env or {})}, user=ids)
         return run_capped(
             full,
             timeout,
@@ -275,6 +300,20 @@ class LocalSandbox:
             on_start=self._res.procs.add,
             on_end=self._res.procs.discard,
         )
+
+    def _user_ids(self, user: str | None) -> tuple[int, int] | None:
+        """The uid and gid ``exec`` runs as: None for root; another user only in a sandbox with ``users``."""
+        if user in (None, "", "root", "0"):
+            return None
+        if not self.spec.users:
+            raise SandboxError(
+                f"this local sandbox runs commands as root only (asked for user {user!r}): "
+                "make it with SandboxSpec(users=True) over an image, or use the docker backend"
+            )
+        ids = self._accounts.get(user)
+        if ids is None:
+            raise SandboxError(f"no user {user!r} in {self._image.image if self._image else 'the image'}'s /etc/passwd")
+        return ids
 
     def shell(self) -> Shell:
         """A persistent bash in the sandbox (about 0.3 ms a builtin). ``restore`` restarts it in place."""
@@ -377,6 +416,8 @@ class LocalSandbox:
             res.close_checker()
             uid, gid = self._owner
             identity = [host_tool("setpriv", "util-linux"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+            if self.spec.users:  # files of several host ids: read as the docker backend's are, by a reader's capability
+                identity = []
             checker = StateChecker(self.root, identity=identity, etc=self._etc, evaluators=self._evaluators)
             res.checker, res.checker_root = checker, self.root.stat().st_ino
         return res.checker
@@ -387,7 +428,8 @@ class LocalSandbox:
         undone (the docker backend's rule; ``sealed_note`` lists them)."""
         self.kill_all()
         if self._image is not None:
-            self.sealed_note = refused_summary(seal_system(self._image, self._system, self.root / ".system"))
+            undone = seal_system(self._image, self._system, self.root / ".system", setuid=self.spec.users)
+            self.sealed_note = refused_summary(undone)
         return self
 
     def wait_idle(self, timeout: float, window: float = 0.25) -> bool:
@@ -416,3 +458,17 @@ class LocalSandbox:
 
     def __repr__(self) -> str:
         return f"LocalSandbox(id={self.id!r}, root={str(self.root)!r}{', closed' if self._closed else ''})"
+
+
+def _accounts(passwd: Path) -> dict[str, tuple[int, int]]:
+    """``name -> (uid, gid)`` from an image's /etc/passwd (a missing one has only root)."""
+    accounts = {"root": (0, 0)}
+    try:
+        lines = passwd.read_text(errors="replace").splitlines()
+    except OSError:
+        return accounts
+    for line in lines:
+        fields = line.split(":")
+        if len(fields) >= 4 and fields[2].isdigit() and fields[3].isdigit():
+            accounts.setdefault(fields[0], (int(fields[2]), int(fields[3])))
+    return accounts

@@ -56,19 +56,37 @@ def image_system(view: Path, etc: Path, own: tuple[str, ...]) -> list[str]:
     return argv
 
 
-def bwrap_argv(bwrap: str, *, network: bool, system: list[str], binds: dict[str, str], evaluators: Path) -> list[str]:
-    """bubblewrap, run as the sandbox user: uid 0 inside a user namespace that cannot nest another.
+def bwrap_argv(
+    bwrap: str,
+    *,
+    network: bool,
+    system: list[str],
+    binds: dict[str, str],
+    evaluators: Path,
+    mounts: tuple[tuple[str, str, bool], ...] = (),
+    userns_fd: int | None = None,
+) -> list[str]:
+    """bubblewrap, run as the sandbox user: uid 0 inside a user namespace that cannot nest another,
+    its own (one uid) or the one ``userns_fd`` is open on (:mod:`agentenvs.sandbox.local_userns`).
 
-    ``binds`` maps the sandbox's own directories to their host paths.
+    ``binds`` maps the sandbox's own directories to their host paths; ``mounts`` are the spec's
+    ``(host path, sandbox path, read only)``.
     """
-    argv = [bwrap, "--unshare-user", "--uid", "0", "--gid", "0", "--disable-userns", "--new-session"]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME, "--cap-drop", "ALL"]
+    argv = [bwrap]
+    if userns_fd is None:
+        argv += ["--unshare-user", "--uid", "0", "--gid", "0", "--disable-userns"]
+    else:
+        argv += ["--userns", str(userns_fd)]
+    argv += ["--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]
+    argv += ["--cap-drop", "ALL"]
     if not network:
         argv.append("--unshare-net")
     argv += system
     argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
     for dest, source in binds.items():
         argv += ["--bind", source, dest]
+    for source, dest, read_only in mounts:
+        argv += ["--ro-bind" if read_only else "--bind", source, dest]
     argv += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs: files there would escape storage_mb
     argv += ["--ro-bind", str(evaluators), EVALUATORS_MOUNT]
     return argv + ["--remount-ro", "/", "--chdir", "/", "--clearenv", "--setenv", "PATH", SEARCH_PATH]

@@ -1,10 +1,14 @@
-"""A desktop in a sandbox: the ``gui`` image's container with the control daemon started in it.
+"""A desktop in a sandbox: the ``gui`` image's container, or a local sandbox over the same image,
+with the control daemon started in it.
 
 The daemon's code is bind-mounted read-only from ``guest/`` (never baked in,
 so the image does not change when it does); its socket lives in a host
-directory bind-mounted at ``/run/agentenvs-gui``. The container keeps the
-sandbox's guarantees: network off, limits, labels for the sweep, and
-``kill_all``/``state_checker`` for verification.
+directory bind-mounted at ``/run/agentenvs-gui``. The sandbox keeps its
+guarantees: network off, limits, labels for the sweep, and
+``kill_all``/``state_checker`` for verification. On the local backend the
+sandbox has the image's users (``SandboxSpec.users``: root, ``user`` and
+``actor`` are three unprivileged host ids), so the desktop is the image's
+with the same split between the agent's code and the desktop's files.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
 from agentenvs.sandbox.daemon_client import DaemonClient
+from agentenvs.sandbox.local_system import sandbox_ids
+from agentenvs.sandbox.local_userns import host_ids
 from agentenvs.sandbox.procs import proc_start_time
 
 GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
@@ -77,12 +83,12 @@ class Desktop:
         memory_mb: int = 2048,
         ready_timeout: float = 60.0,
     ):
-        if backend != "docker":
-            raise SandboxError(f"the gui family runs on the docker backend for now, not {backend!r}")
+        if backend not in ("docker", "local"):
+            raise SandboxError(f"the gui family runs on the docker or the local backend, not {backend!r}")
         self.width, self.height = width, height
         self.session_env: dict[str, str] = {}
         self._sockdir = _socket_dir()
-        os.chown(self._sockdir, UID, UID)
+        os.chown(self._sockdir, *(host_ids(UID, UID, sandbox_ids()) if backend == "local" else (UID, UID)))
         spec = SandboxSpec(
             image=image,
             workdir=HOME,
@@ -91,10 +97,13 @@ class Desktop:
             pids=1024,
             mounts=((str(GUEST_SOURCE), GUEST_MOUNT, True), (self._sockdir, SOCKET_MOUNT, False)),
             labels={LABEL: "1"},
+            users=True,
         )
-        self.sandbox: Sandbox = create_sandbox(backend, spec)
+        self.sandbox: Sandbox = create_sandbox(backend, spec, **({"image": image} if backend == "local" else {}))
         self.client = DaemonClient(os.path.join(self._sockdir, "daemon.sock"))
         try:
+            if backend == "local":  # the image's home is copied to the sandbox's own files, as root's
+                self.sandbox.exec(["chown", "-R", f"{USER}:{USER}", HOME], timeout=60)
             self._start_daemon(ready_timeout)
         except BaseException:
             self.close()
