@@ -9,6 +9,7 @@ import sys
 import pytest
 
 TERMINAL_IMAGE = "agentenvs/terminal:latest"
+GUI_IMAGE = "agentenvs/gui:latest"
 #: Tables and paths the CLI tests read are laid out for a wide terminal, whatever the test
 #: worker's temporary directory adds to a path's length.
 os.environ.setdefault("COLUMNS", "200")
@@ -42,6 +43,18 @@ def docker_client():
     except docker.errors.ImageNotFound:
         _unavailable(f"{TERMINAL_IMAGE} is missing: run `make install`")
     return client
+
+
+@pytest.fixture(scope="session")
+def gui_image(docker_client):
+    """agentenvs/gui:latest, which the desktop runs on (in a container, or as a local sandbox's system)."""
+    import docker.errors
+
+    try:
+        docker_client.api.inspect_image(GUI_IMAGE)
+    except docker.errors.ImageNotFound:
+        _unavailable(f"{GUI_IMAGE} is missing: run `make install`")
+    return GUI_IMAGE
 
 
 def _our_containers() -> list[str]:

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.procs import proc_children, proc_stat
+from agentenvs.sandbox.procs import proc_children, proc_exiting
 
 # only variables the host-side helpers (sh, nsenter) need: the sandbox's own env is set inside
 HOST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
@@ -146,8 +146,8 @@ class NamespaceHolder:
         return self._proc.pid
 
     def alive(self) -> bool:
-        st = proc_stat(self.init_pid)
-        return self._proc.poll() is None and st is not None and st[1] not in "ZX"
+        """bwrap runs and the namespaces' init is not ending (killed, it first waits for every other process)."""
+        return self._proc.poll() is None and not proc_exiting(self.init_pid)
 
     def enter(
         self, command: Sequence[str], *, cwd: str, env: dict[str, str], user: tuple[int, int] | None = None

@@ -443,7 +443,9 @@ class LocalSandbox:
         return Path(f"/proc/{self._holder().init_pid}/ns/net")
 
     def alive(self) -> bool:
-        return not self._closed
+        """Open, and its namespaces not ended from outside (nothing inside can end them: see the holder)."""
+        holder = self._res.holder
+        return not self._closed and (holder is None or holder.alive())
 
     def close(self) -> None:
         """Kill every process, remove the cgroups and the temporary root. Safe to call twice."""

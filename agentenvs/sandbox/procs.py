@@ -77,6 +77,17 @@ def proc_stat(pid: int) -> tuple[str, str, int] | None:
     return comm, fields[0], int(fields[2])
 
 
+def proc_exiting(pid: int) -> bool:
+    """``pid`` is gone or on its way out (``PF_EXITING``: killed, still ending its children or itself)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            raw = f.read()
+    except OSError:
+        return True
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return fields[0] in "ZX" or bool(int(fields[6]) & 0x4)
+
+
 def proc_start_time(pid: int) -> str | None:
     """When ``pid`` started, in clock ticks since boot (tells a process from a later one with its pid)."""
     try:

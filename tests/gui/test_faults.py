@@ -6,6 +6,9 @@ user (root in the container, through the sandbox), as a crash would happen.
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 import agentenvs
@@ -19,15 +22,28 @@ def outside(env: GuiEnv, command: str) -> None:
     assert done.exit_code == 0, done.output
 
 
+def desktop_env(backend: str):
+    env = GuiEnv("mousepad-append-line", backend=backend, screen_size=(800, 600), observation_type="screenshot")
+    env.reset(seed=0)
+    return env
+
+
 @pytest.fixture
 def env(gui_image):
-    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="screenshot")
-    env.reset(seed=0)
+    env = desktop_env("docker")
     yield env
     env.close()
 
 
-def test_the_daemon_killed_inside_the_desktop_is_the_agents_failure_not_infra(env):
+@pytest.fixture(params=["docker", "local"])
+def either_env(gui_image, request):
+    env = desktop_env(request.param)
+    yield env
+    env.close()
+
+
+def test_the_daemon_killed_inside_the_desktop_is_the_agents_failure_not_infra(either_env):
+    env = either_env
     """Only the desktop's own processes (the agent's terminal, sudo) can do this: infra would dodge the score."""
     outside(env, "pkill -9 -f 'gui/[d]aemon.py'")
     *_, info = env.step("pyautogui.click(10, 10)")
@@ -38,9 +54,13 @@ def test_the_daemon_killed_inside_the_desktop_is_the_agents_failure_not_infra(en
     assert info["action_error"] is None
 
 
-def test_the_container_gone_from_outside_is_infra(env):
-    env.desktop.sandbox._api.kill(env.desktop.sandbox._live())
-    *_, info = env.step("pyautogui.click(10, 10)")
+def test_the_container_gone_from_outside_is_infra(either_env):
+    sandbox = either_env.desktop.sandbox
+    if sandbox.backend == "docker":
+        sandbox._api.kill(sandbox._live())
+    else:  # the local sandbox's namespaces, ended from the host
+        os.kill(sandbox._res.holder.init_pid, signal.SIGKILL)
+    *_, info = either_env.step("pyautogui.click(10, 10)")
     assert info["error_kind"] == "infra"
 
 
@@ -58,7 +78,8 @@ def test_an_action_that_never_returns_is_stopped_at_the_step_limit(env):
     assert info["action_error"] is None
 
 
-def test_an_app_crashing_mid_episode_leaves_a_scored_episode(env):
+def test_an_app_crashing_mid_episode_leaves_a_scored_episode(either_env):
+    env = either_env
     env.step({"action_type": "TYPING", "text": "half done"})
     outside(env, "pkill -9 -x mousepad")
     *_, info = env.step("pyautogui.hotkey('ctrl', 's')")

@@ -13,8 +13,9 @@ from agentenvs.envs.gui.env import GuiEnv
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_check_env_passes_with_screenshots(gui_image):
-    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="screenshot")
+@pytest.mark.parametrize("backend", ["docker", "local"])
+def test_check_env_passes_with_screenshots(gui_image, backend):
+    env = GuiEnv("mousepad-append-line", backend=backend, screen_size=(800, 600), observation_type="screenshot")
     try:
         check_env(env, skip_render_check=True)
     finally:
@@ -38,16 +39,21 @@ def test_a11y_and_som_modes_and_a_bad_action(gui_image):
         env.close()
 
 
-def _desktop_env():
+def _desktop_env(backend: str = "docker"):
     import agentenvs as ae
 
-    return ae.make("gui/mousepad-append-line", screen_size=(640, 480), observation_type="screenshot")
+    return ae.make("gui/mousepad-append-line", backend=backend, screen_size=(640, 480), observation_type="screenshot")
 
 
-def test_two_desktops_in_async_vector_env(gui_image):
+def _local_desktop_env():
+    return _desktop_env("local")
+
+
+@pytest.mark.parametrize("make_env", [_desktop_env, _local_desktop_env], ids=["docker", "local"])
+def test_two_desktops_in_async_vector_env(gui_image, make_env):
     import gymnasium
 
-    vec = gymnasium.vector.AsyncVectorEnv([_desktop_env, _desktop_env], shared_memory=False)
+    vec = gymnasium.vector.AsyncVectorEnv([make_env, make_env], shared_memory=False)
     try:
         obs, _ = vec.reset(seed=[1, 2])
         assert obs["screenshot"].shape == (2, 480, 640, 3)

@@ -1,4 +1,5 @@
-"""Every gui task on the docker backend: its oracle scores 1, doing nothing 0, its wrong solution below 1.
+"""Every gui task on the docker backend, and one of each kind on the local one: its oracle scores 1,
+doing nothing 0, its wrong solution below 1.
 
 Real desktops, real apps: the oracle acts through the GUI (keys, clicks,
 typing) and the score is read from the saved files after every process in
@@ -24,10 +25,22 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASKS = [t.id for t in agentenvs.list_tasks(family="gui")]
 VARIANTS = ("oracle", "noop", "wrong")
 WORKERS = int(os.environ.get("AGENTENVS_GUI_TEST_WORKERS", len(VARIANTS)))
+#: A task of each app and kind, for the local backend (the same image and daemon as on docker).
+LOCAL_TASKS = [
+    "mousepad-fix-typo",
+    "calc-sum-total",
+    "writer-replace-title",
+    "impress-move-slide",
+    "files-rename-file",
+    "terminal-make-dirs",
+    "chromium-save-page",
+    "multi-fix-script-run",
+    "infeasible-photoshop",
+]
 
 
-def play(task_id: str, variant: str) -> dict:
-    env = GuiEnv(task_id, screen_size=(1280, 800), observation_type="screenshot")
+def play(task_id: str, variant: str, backend: str = "docker") -> dict:
+    env = GuiEnv(task_id, backend=backend, screen_size=(1280, 800), observation_type="screenshot")
     try:
         env.reset(seed=0)
         actions = ["done"] if variant == "noop" else env.oracle_actions(variant)
@@ -50,10 +63,10 @@ def test_tasks_are_listed():
     assert len(TASKS) >= 50
 
 
-@pytest.mark.parametrize("task_id", TASKS)
-def test_oracle_one_noop_zero_wrong_below_one(gui_image, task_id):
+@pytest.mark.parametrize(("task_id", "backend"), [(t, "docker") for t in TASKS] + [(t, "local") for t in LOCAL_TASKS])
+def test_oracle_one_noop_zero_wrong_below_one(gui_image, task_id, backend):
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        infos = dict(zip(VARIANTS, pool.map(lambda variant: play(task_id, variant), VARIANTS)))
+        infos = dict(zip(VARIANTS, pool.map(lambda variant: play(task_id, variant, backend), VARIANTS)))
     assert infos["oracle"]["score"] == 1.0, infos["oracle"]["verifier_detail"]
     assert infos["oracle"]["success"] is True
     assert infos["noop"]["score"] == 0.0, infos["noop"]["verifier_detail"]

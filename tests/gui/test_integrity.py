@@ -9,6 +9,7 @@ gold files and evaluator never enter the desktop.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -24,9 +25,9 @@ ORIGINAL = b"buy milk\ncall bob\n"
 LINE = "fix <div> & <span> tags"
 
 
-@pytest.fixture
-def mousepad(gui_image):
-    env = GuiEnv("mousepad-append-line", screen_size=(800, 600), observation_type="screenshot")
+@pytest.fixture(params=["docker", "local"])
+def mousepad(gui_image, request):
+    env = GuiEnv("mousepad-append-line", backend=request.param, screen_size=(800, 600), observation_type="screenshot")
     env.reset(seed=0)
     yield env
     env.close()
@@ -73,14 +74,20 @@ def test_a_background_writer_is_dead_before_the_check(mousepad):
 
 def test_gold_files_and_the_evaluator_never_enter_the_desktop(mousepad):
     sandbox = mousepad.desktop.sandbox
-    container = sandbox._api.inspect_container(sandbox._live())
-    sources = [m["Source"] for m in container["Mounts"]]
     task_dir = str(mousepad.task.path)
+    if sandbox.backend == "docker":
+        container = sandbox._api.inspect_container(sandbox._live())
+        sources = [m["Source"] for m in container["Mounts"]]
+        changed = [c["Path"] for c in sandbox._api.diff(sandbox._live())]
+    else:  # what is bound in, and every file the sandbox wrote (its own filesystem, with the system's upper layer)
+        sources = [host for host, _, _ in sandbox.spec.mounts]
+        changed = [str(p) for p in sandbox.root.rglob("*") if p.is_file() and not p.is_symlink()]
     assert not any(s.startswith(task_dir) or task_dir.startswith(s) for s in sources), sources
-    changed = [c["Path"] for c in sandbox._api.diff(sandbox._live())]
-    assert TODO in changed  # the download step did put the task's input in
 
     def grep(*markers: str) -> str:
+        if sandbox.backend == "local":
+            found = [p for p in changed if any(m.encode() in open(p, "rb").read() for m in markers)]
+            return "\n".join("/" + os.path.relpath(p, sandbox.root) for p in found)
         argv = ["grep", "-lsF", "-D", "skip", *[a for m in markers for a in ("-e", m)], "--", *changed]
         return sandbox.exec(argv, timeout=60).stdout
 
@@ -88,9 +95,10 @@ def test_gold_files_and_the_evaluator_never_enter_the_desktop(mousepad):
     assert grep("todo_gold", LINE, "compare_text_file") == ""
 
 
-def test_audit_finds_no_gui_hack_that_scores(gui_image):
+@pytest.mark.parametrize("backend", ["docker", "local"])
+def test_audit_finds_no_gui_hack_that_scores(gui_image, backend):
     tasks = [agentenvs.get_task(f"gui/{t}") for t in ("mousepad-append-line", "infeasible-photoshop")]
-    env_kwargs = {"screen_size": (800, 600), "observation_type": "screenshot"}
+    env_kwargs = {"backend": backend, "screen_size": (800, 600), "observation_type": "screenshot"}
     audits = audit_tasks(tasks, env_kwargs, jobs=2)
     ran = {(a.task_id, r.hack) for a in audits for r in a.results}
     assert ("gui/mousepad-append-line", "python-writes-result") in ran
@@ -100,8 +108,8 @@ def test_audit_finds_no_gui_hack_that_scores(gui_image):
         assert audit.ok, [f.evidence() for f in audit.findings] + [r.error for r in audit.errors]
 
 
-@pytest.mark.docker
-def test_a_download_is_written_back_through_no_folder_the_agent_made_a_link(gui_image):
+@pytest.mark.parametrize("backend", ["docker", "local"])
+def test_a_download_is_written_back_through_no_folder_the_agent_made_a_link(gui_image, backend):
     """The agent (root in its desktop) links a download's folder elsewhere and plants a fake there: the host's
     write-back makes the folder real again and writes the task's file into it; the link's target is untouched.
     Folders outside the home, such as the image's own links (/bin), are left alone."""
@@ -109,7 +117,8 @@ def test_a_download_is_written_back_through_no_folder_the_agent_made_a_link(gui_
     from agentenvs.sandbox import create_sandbox
     from agentenvs.sandbox.base import SandboxSpec
 
-    sandbox = create_sandbox("docker", SandboxSpec(image=gui_image, workdir="/home/user"))
+    spec = SandboxSpec(image=gui_image, workdir="/home/user", users=True)
+    sandbox = create_sandbox(backend, spec, **({"image": gui_image} if backend == "local" else {}))
     try:
         plant = (
             "mkdir -p /srv/fake && echo 'echo PASS' > /srv/fake/grade.sh"
