@@ -76,6 +76,7 @@ RUN useradd --no-create-home --home-dir /tmp --uid 1002 --shell /usr/sbin/nologi
     && echo 'user ALL=(actor) NOPASSWD: ALL' > /etc/sudoers.d/zz-actor && chmod 440 /etc/sudoers.d/zz-actor \
     && chmod 700 /home/user
 COPY scripts/gui/gnome-terminal /usr/local/bin/gnome-terminal
+RUN ln -s /usr/bin/xterm /usr/local/bin/gnome-terminal-server
 COPY --chown=user:user scripts/gui/registrymodifications.xcu /home/user/.config/libreoffice/4/user/registrymodifications.xcu
 # A browser and a file manager. Chromium's own sandbox needs user namespaces the container does
 # not give, so the wrapper turns it off (the container is the sandbox, network off); it also keeps

@@ -7,7 +7,8 @@ bytes, the accessibility tree's XML, instruction), and ``evaluate()``. Under it
 is ``GuiEnv``: each reset is a new desktop, the score comes from the trusted
 checker after every process in the desktop is killed, and download URLs
 resolve in ``assets_dir`` (never the network). ``pause`` is accepted but not
-slept: every step already waits until the screen settles.
+slept: every step already waits until the screen settles. ``provider_name="local"``
+runs the desktop on the local backend; OSWorld's VM providers mean our container.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class DesktopEnv:
             raise ValueError("reset needs task_config (OSWorld's task dict)")
         self.close_env()
         task = load_task(self._task_dir(task_config))
-        self._env = GuiEnv(task=task, screen_size=self.screen_size, observation_type="screenshot")
+        backend = "local" if self.provider_name == "local" else "docker"  # OSWorld's VM providers are our container
+        self._env = GuiEnv(task=task, backend=backend, screen_size=self.screen_size, observation_type="screenshot")
         self._env.reset(seed=seed)
         self._info, self._instruction = {}, str(task_config.get("instruction", ""))
         return self._get_obs()

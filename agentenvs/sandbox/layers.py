@@ -72,6 +72,7 @@ def image_root(image: str, client: Any = None) -> ImageRoot:
         with open(parent / f".lock-{info['Id'].split(':')[-1]}", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # another process saving the same image: wait, then reuse
             if not all(p.is_dir() for p in paths):
+                _remove_old_formats(parent)
                 _save_layers(api, image, {d for d, p in zip(diff_ids, paths, strict=True) if not p.is_dir()}, parent)
     missing = [p.name for p in paths if not p.is_dir()]
     if missing:
@@ -81,6 +82,14 @@ def image_root(image: str, client: Any = None) -> ImageRoot:
     workdir = config.get("WorkingDir") or None
     top_first = list(dict.fromkeys(reversed(paths)))  # a repeated layer counts once, where it is topmost
     return ImageRoot(image=image, layers=tuple(reversed(top_first)), env=env, workdir=workdir)
+
+
+def _remove_old_formats(parent: Path) -> None:
+    """Layers extracted in an earlier :data:`LAYER_FORMAT` are never read again: free their space."""
+    for old in parent.iterdir():
+        number = old.name.split("-", 1)[0]
+        if number.isdigit() and int(number) != LAYER_FORMAT and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 class _Stream(io.RawIOBase):

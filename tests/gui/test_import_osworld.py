@@ -101,8 +101,36 @@ TERMINAL = task(
         "expected": {"type": "rule", "rules": {"include": ["54"], "exclude": []}},
     },
 )
+HISTORY = task(
+    "t10-history",
+    instruction="In the terminal, print forty-two with `echo answer-$((6*7))`.",
+    config=[
+        {
+            "type": "execute",
+            "parameters": {
+                "command": "echo {CLIENT_PASSWORD} | sudo -S install -m 644 /dev/null ~/Desktop/by-root.txt",
+                "shell": True,
+            },
+        },
+        {"type": "launch", "parameters": {"command": ["gnome-terminal", "--working-directory=/home/user/Desktop"]}},
+    ],  # fmt: skip
+    evaluator={
+        "postconfig": [
+            {"type": "execute", "parameters": {"command": "killall gnome-terminal-server", "shell": True}},
+            {"type": "sleep", "parameters": {"seconds": 1}},
+        ],  # fmt: skip
+        "func": "check_include_exclude",
+        "result": {
+            "type": "vm_command_line",
+            "command": "grep -xF 'echo answer-$((6*7))' ~/.bash_history; stat -c owner=%U ~/Desktop/by-root.txt",
+            "shell": True,
+        },
+        "expected": {"type": "rule", "rules": {"include": ["echo answer-$((6*7))", "owner=root"], "exclude": []}},
+    },
+)
 TREE = {
     "os/t1-edit.json": EDIT,
+    "os/t10-history.json": HISTORY,
     "os/t9-terminal.json": TERMINAL,
     "os/t8-live.json": LIVE,
     "os/t7-command.json": COMMAND,
@@ -175,13 +203,14 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "9 tasks: 5 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "10 tasks: 6 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
     assert "metric 'compare_images'" in result.output and "app 'gimp'" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "osworld-os-t1-edit",
+        "osworld-os-t10-history",
         "osworld-os-t2-name",
         "osworld-os-t7-command",
         "osworld-os-t8-live",
@@ -210,32 +239,50 @@ def run_imported(tree: tuple[Path, Path], tmp_path: Path, task_id: str, actions:
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
-def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree, tmp_path, gui_image, variant):
+def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree, tmp_path, gui_image, variant, backend):
     actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello world\n"}, "DONE"]
     chosen = actions if variant == "scripted" else ["DONE"]
-    info = run_imported(tree, tmp_path, "osworld-os-t1-edit", chosen, observation_type="screenshot")
+    info = run_imported(tree, tmp_path, "osworld-os-t1-edit", chosen, observation_type="screenshot", backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
-def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant):
+def test_the_vms_conventions_sudo_a_named_terminal_and_its_history(tree, tmp_path, gui_image, variant, backend):
+    """A config step's ``sudo -S`` with the client password, ``gnome-terminal`` with its flags, and
+    ``~/.bash_history`` written when the postconfig kills the terminal (the grader reads it)."""
+    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+    typing = {"action_type": "TYPING", "text": "echo answer-$((6*7))\n"}
+    chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t10-history", chosen, backend=backend)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
+@pytest.mark.parametrize("variant", ["scripted", "noop"])
+def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant, backend):
     click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
     typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
     chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
-    info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen)
+    info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
-def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, gui_image, variant):
+def test_live_getters_read_the_desktop_after_the_agent_is_gone(tree, tmp_path, gui_image, variant, backend):
     """``accessibility_tree`` and ``vm_window_size`` are read by the probe, not through the agent's daemon."""
     actions = ["pyautogui.hotkey('ctrl', 'End')", {"action_type": "TYPING", "text": "hello probe"}, "DONE"]
-    info = run_imported(tree, tmp_path, "osworld-os-t8-live", actions if variant == "scripted" else ["DONE"])
+    chosen = actions if variant == "scripted" else ["DONE"]
+    info = run_imported(tree, tmp_path, "osworld-os-t8-live", chosen, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
@@ -261,8 +308,9 @@ WAIT_FOR_TERMINAL = (
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
 @pytest.mark.parametrize("variant", ["scripted", "noop", "forged"])
-def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, tmp_path, gui_image, variant):
+def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, tmp_path, gui_image, variant, backend):
     """The agent's own code (``actor``) cannot plant a terminal log where the probe reads one."""
     typing = {"action_type": "TYPING", "text": "echo $((6*9))\n"}
     actions = {
@@ -270,7 +318,7 @@ def test_terminal_output_is_what_the_terminal_opened_by_ctrl_alt_t_showed(tree, 
         "noop": ["DONE"],
         "forged": [FORGE_TERMINAL_LOG, "DONE"],
     }[variant]
-    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions)
+    info = run_imported(tree, tmp_path, "osworld-os-t9-terminal", actions, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 

@@ -13,9 +13,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASK = Path(__file__).resolve().parents[2] / "tasks/gui/mousepad-append-line"
 
 
+@pytest.mark.parametrize("provider", ["docker", "local"])
 @pytest.mark.parametrize("solve", [True, False])
-def test_reset_step_evaluate_as_osworld_run_single_does(gui_image, solve):
-    env = DesktopEnv(action_space="pyautogui", screen_size=(800, 600), assets_dir=TASK / "assets")
+def test_reset_step_evaluate_as_osworld_run_single_does(gui_image, solve, provider):
+    env = DesktopEnv(
+        provider_name=provider, action_space="pyautogui", screen_size=(800, 600), assets_dir=TASK / "assets"
+    )
     try:
         obs = env.reset(task_config=json.loads((TASK / "task.json").read_text()))
         assert set(obs) == {"screenshot", "accessibility_tree", "terminal", "instruction"}

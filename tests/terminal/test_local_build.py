@@ -207,3 +207,13 @@ def test_layers_are_extracted_once_with_overlay_whiteouts_and_the_sandbox_user_a
     assert got["whiteout"] == [True, 0] and got["opaque"] == "y" and got["mode"] == "0o700"
     assert got["owners"] == [sandbox_ids()[0]]
     assert got["seen"].splitlines()[0] == "only" and "No such file" in got["seen"] and "root" in got["seen"]
+
+
+def test_layers_of_an_earlier_format_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    from agentenvs.sandbox.layers import LAYER_FORMAT, _remove_old_formats
+
+    names = [f"{LAYER_FORMAT - 1}-aa", f"{LAYER_FORMAT}-bb", ".lock-cc", ".tmp-dd"]
+    for name in names:
+        (tmp_path / name).mkdir()
+    _remove_old_formats(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[1:])
