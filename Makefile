@@ -51,8 +51,10 @@ run: install
 	$(BIN)/agentenvs run --suite starter --policy random --trials 2 --out $(RUNS)/starter-random
 	$(BIN)/agentenvs compare $(RUNS)/starter-oracle $(RUNS)/starter-random
 
+# The desktop tests run beside the rest, in a second pytest (scripts/run-tests.sh); PYTEST_ARGS runs one.
 test: install
-	$(BIN)/pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=0 --durations-min=4 $(PYTEST_ARGS)
+	scripts/run-tests.sh $(BIN)/pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=0 \
+		--durations-min=4 -- $(PYTEST_ARGS)
 
 bench: install
 	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
@@ -61,7 +63,7 @@ bench: install
 clean:
 	-$(BIN)/python -c "from agentenvs.sandbox.docker_engine import sweep_docker; print('swept', sweep_docker())"
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
-	rm -rf .pytest_cache build dist
+	rm -rf .pytest_cache .test-logs build dist
 
 distclean: clean
 	rm -rf $(VENV) $(ART_VENV)
