@@ -11,7 +11,10 @@ is prepared while an episode runs, and episodes outlast that); the baseline recr
 the task's config, which is what a reset costs without the pool (OSWorld's
 own resets boot a VM and then sleep 60 s: not reproducible here, no KVM).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/gui_speed.py --steps 20 --resets 5
+    PYTHONPATH=. .venv/bin/python benchmarks/gui_speed.py --steps 20 --resets 5 [--backend local]
+
+On ``--backend local`` both sides run in a local sandbox over the same image instead of a container,
+and the baseline is a fresh local sandbox's desktop + config.
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ def main() -> None:
     parser.add_argument("--osworld-steps", type=int, default=5)
     parser.add_argument("--pause", type=float, default=2.0, help="OSWorld's fixed pause after each action")
     parser.add_argument("--resets", type=int, default=5)
+    parser.add_argument("--backend", choices=["docker", "local"], default="docker")
     args = parser.parse_args()
     size = (1280, 800)
-    env = GuiEnv(args.task, screen_size=size, observation_type="screenshot", pool_size=1)
+    env = GuiEnv(args.task, backend=args.backend, screen_size=size, observation_type="screenshot", pool_size=1)
     try:
         env.reset(seed=0)
         client = env.desktop.client
@@ -71,7 +75,7 @@ def main() -> None:
         def osworld_process() -> None:
             client.call("run", command=["python", "-c", OSWORLD_PREFIX + action], timeout=30)
 
-        print(f"desktop {size[0]}x{size[1]}, task {args.task}")
+        print(f"desktop {size[0]}x{size[1]}, task {args.task}, backend {args.backend}")
         action_only = summary("ours: action (before settling)", timed(ours_action, args.steps))
         ours = summary("ours: action + settled screenshot", timed(ours_step, args.steps))
         spawn = summary("OSWorld-style: python -c per action", timed(osworld_process, args.osworld_steps))
@@ -90,11 +94,10 @@ def main() -> None:
         for _ in range(args.resets):
             pooled_reset()
         warm = summary("ours: reset from the warm pool", pooled)
-        cold = GuiEnv(args.task, screen_size=size, observation_type="screenshot")
+        cold = GuiEnv(args.task, backend=args.backend, screen_size=size, observation_type="screenshot")
         try:
-            recreate = summary(
-                "recreate the desktop container + config", timed(lambda: cold.reset(seed=0), args.resets)
-            )
+            what = "container" if args.backend == "docker" else "local sandbox"
+            recreate = summary(f"recreate the desktop {what} + config", timed(lambda: cold.reset(seed=0), args.resets))
         finally:
             cold.close()
         print(f"reset speed-up: {recreate / warm:.1f}x")

@@ -52,7 +52,7 @@ from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sw
 from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
 from agentenvs.sandbox.local_system import SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
-from agentenvs.sandbox.local_userns import allow_setuid, user_namespace
+from agentenvs.sandbox.local_userns import allow_setuid, image_accounts, user_namespace
 from agentenvs.sandbox.procs import proc_start_time, wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
@@ -154,7 +154,7 @@ class LocalSandbox:
         self._mount_system()
         self._fill_root(template)
         if self.spec.users:
-            self._accounts = _accounts(self._system / "etc" / "passwd")
+            self._accounts = image_accounts(self._system / "etc" / "passwd")
         self._limit_note = ""
         try:
             self._res.cgroups = Cgroups.create(
@@ -460,17 +460,3 @@ class LocalSandbox:
 
     def __repr__(self) -> str:
         return f"LocalSandbox(id={self.id!r}, root={str(self.root)!r}{', closed' if self._closed else ''})"
-
-
-def _accounts(passwd: Path) -> dict[str, tuple[int, int]]:
-    """``name -> (uid, gid)`` from an image's /etc/passwd (a missing one has only root)."""
-    accounts = {"root": (0, 0)}
-    try:
-        lines = passwd.read_text(errors="replace").splitlines()
-    except OSError:
-        return accounts
-    for line in lines:
-        fields = line.split(":")
-        if len(fields) >= 4 and fields[2].isdigit() and fields[3].isdigit():
-            accounts.setdefault(fields[0], (int(fields[2]), int(fields[3])))
-    return accounts

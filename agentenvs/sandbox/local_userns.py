@@ -100,3 +100,17 @@ def allow_setuid(init_pid: int, system: Path, timeout: float = 15.0) -> None:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=HOST_ENV)
         if done.returncode != 0:
             raise SandboxError(f"could not allow set-user-ID programs in {d}: {done.stderr.strip()[-300:]}")
+
+
+def image_accounts(passwd: Path) -> dict[str, tuple[int, int]]:
+    """``name -> (uid, gid)`` from an image's /etc/passwd (a missing one has only root)."""
+    accounts = {"root": (0, 0)}
+    try:
+        lines = passwd.read_text(errors="replace").splitlines()
+    except OSError:
+        return accounts
+    for line in lines:
+        fields = line.split(":")
+        if len(fields) >= 4 and fields[2].isdigit() and fields[3].isdigit():
+            accounts.setdefault(fields[0], (int(fields[2]), int(fields[3])))
+    return accounts
