@@ -46,6 +46,9 @@ def table_limits(options: dict[str, Any], rule: Any) -> list[str]:
         for key, known in (("props", STYLE_PROPS), ("chart_props", CHART_PROPS), ("pivot_props", PIVOT_PROPS)):
             if item["type"] in ("style", "chart", "pivot_table"):
                 found += [f"compare_table {item['type']} prop {p!r}" for p in item.get(key, []) if p not in known]
+        if item["type"] == "check_cell":
+            cell_props = ("value", "formula", *STYLE_PROPS)
+            found += [f"compare_table check_cell prop {p!r}" for p in item.get("props", {}) if p not in cell_props]
     return found
 
 
@@ -135,20 +138,30 @@ def _pair(books: _Books, rule: dict[str, Any], read: Any) -> bool:
     return bool(read(*a) == read(*b))
 
 
+def _check_cell(books: _Books, rule: dict[str, Any]) -> bool:
+    """One cell's ``value``, ``formula`` and style props (upstream reads a style with ``_read_cell_style``)."""
+    sheet = books.sheet(rule.get("sheet_idx", 0))
+    if sheet is None:
+        return False
+    where = rule["coordinate"]
+    for prop, spec in rule.get("props", {}).items():
+        if prop in STYLE_PROPS:
+            found = books.named(rule.get("sheet_idx", 0))
+            value = found[0].styles(found[1], [prop]).get(where, [None])[0] if found else None
+        else:
+            value = sheet[2].get(where) if prop == "formula" else sheet[1].get(where)
+        if not match_rule(value, spec):
+            return False
+    return True
+
+
 def _rule(books: _Books, rule: dict[str, Any]) -> bool:
     kind = rule["type"]
     if kind in ("sheet_data", "sheet_print", "sheet_fuzzy"):
         a, b = books.sheet(rule.get("sheet_idx0", 0)), books.sheet(rule.get("sheet_idx1", "EI0"))
         return a is not None and b is not None and _normal(a[1], kind) == _normal(b[1], kind)
     if kind == "check_cell":
-        sheet = books.sheet(rule.get("sheet_idx", 0))
-        if sheet is None:
-            return False
-        for prop, spec in rule.get("props", {}).items():
-            value = sheet[2].get(rule["coordinate"]) if prop == "formula" else sheet[1].get(rule["coordinate"])
-            if not match_rule(value, spec):
-                return False
-        return True
+        return _check_cell(books, rule)
     if kind == "sheet_name":
         return books.values("result") and [s[0] for s in books.values("result")] == [
             s[0] for s in books.values("expected")

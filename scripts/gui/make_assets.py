@@ -304,6 +304,8 @@ def more_tables() -> None:
     write_xlsx(ROOT / "calc-join-names" / "assets" / "people.xlsx", people, sheet="People")
     profit = [["Product", "Revenue", "Cost", "Profit"], ["Lamp", 100, 60], ["Desk", 45, 50], ["Chair", 300, 180]]
     write_xlsx(ROOT / "calc-profit-column" / "assets" / "profit.xlsx", profit, sheet="Products")
+    sales = [["Region", "Sales", "Target"], ["North", 50, 45], ["South", 30, 35], ["West", 20, 20]]
+    write_xlsx(ROOT / "calc-bold-header" / "assets" / "sales.xlsx", sales, sheet="Sales")
 
 
 def put(task: str, name: str, text: str) -> None:

@@ -28,7 +28,7 @@ WORKERS = int(os.environ.get("AGENTENVS_GUI_TEST_WORKERS", len(VARIANTS)))
 #: A task of each app and kind, for the local backend (the same image and daemon as on docker).
 LOCAL_TASKS = [
     "mousepad-fix-typo",
-    "calc-sum-total",
+    "calc-bold-header",
     "writer-replace-title",
     "impress-move-slide",
     "files-rename-file",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import io
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from evaluators import ArgumentError, run_check
+from evaluators.osworld_table import table_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("make_assets", ROOT / "scripts/gui/make_assets.py")
@@ -53,6 +56,41 @@ def test_compare_table_rules_on_a_generated_workbook(tmp_path):
     make_assets.write_xlsx(other, [["Item", "Cost"], ["Rent", 56]])
     same["expected"] = b64(other.read_bytes())
     assert run_check("osworld", {"metrics": [same]})["score"] == 0.0
+
+
+def _bold_a1(path: Path) -> bytes:
+    """The workbook at ``path`` with a second font, bold, given to A1 (as Calc saves a cell made bold)."""
+    styles = (
+        '<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        '<fonts count="2"><font><sz val="10"/><name val="Arial"/></font><font><b val="true"/><sz val="10"/><name val="Arial"/></font></fonts>'
+        '<fills count="1"><fill><patternFill patternType="none"/></fill></fills>'
+        '<cellXfs count="2"><xf fontId="0" fillId="0"/><xf fontId="1" fillId="0" applyFont="true"/></cellXfs></styleSheet>'
+    )  # fmt: skip
+    out = io.BytesIO()
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = data.replace(b'<c r="A1"', b'<c r="A1" s="1"')
+            dst.writestr(item, data)
+        dst.writestr("xl/styles.xml", styles)
+    return out.getvalue()
+
+
+def test_check_cell_reads_style_props_as_upstream_does(tmp_path):
+    path = tmp_path / "s.xlsx"
+    make_assets.write_xlsx(path, [["Region", "Sales"], ["North", 50]])
+    bold = {"font_bold": {"method": "eq", "ref": True}}
+    rules = [{"type": "check_cell", "sheet_idx": 0, "coordinate": c, "props": bold} for c in ("A1", "B1")]
+    item = {"func": "compare_table", "result": b64(_bold_a1(path)), "options": {"rules": rules[:1]}}
+    assert run_check("osworld", {"metrics": [item]})["score"] == 1.0
+    item["options"] = {"rules": rules}
+    assert run_check("osworld", {"metrics": [item]})["score"] == 0.0  # B1 is not bold
+    item["result"] = b64(path.read_bytes())
+    item["options"] = {"rules": rules[:1]}
+    assert run_check("osworld", {"metrics": [item]})["score"] == 0.0  # a workbook without styles
+    unknown = {"type": "check_cell", "sheet_idx": 0, "coordinate": "A1", "props": {"border_top": {"method": "eq"}}}
+    assert table_limits({"rules": [unknown]}, None) == ["compare_table check_cell prop 'border_top'"]
 
 
 def test_unknown_metric_is_an_argument_error_not_a_zero():
