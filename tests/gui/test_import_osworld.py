@@ -248,6 +248,13 @@ def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree,
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 
+def in_the_terminal(command: str, variant: str) -> list:
+    """A click into the terminal the task launched, ``command`` typed and run; the no-op only says DONE."""
+    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
+    typing = {"action_type": "TYPING", "text": command + "\n"}
+    return [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["docker", "local"])
@@ -255,9 +262,7 @@ def test_an_imported_task_runs_to_one_by_gui_actions_and_to_zero_by_a_noop(tree,
 def test_the_vms_conventions_sudo_a_named_terminal_and_its_history(tree, tmp_path, gui_image, variant, backend):
     """A config step's ``sudo -S`` with the client password, ``gnome-terminal`` with its flags, and
     ``~/.bash_history`` written when the postconfig kills the terminal (the grader reads it)."""
-    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
-    typing = {"action_type": "TYPING", "text": "echo answer-$((6*7))\n"}
-    chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+    chosen = in_the_terminal("echo answer-$((6*7))", variant)
     info = run_imported(tree, tmp_path, "osworld-os-t10-history", chosen, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
@@ -267,9 +272,7 @@ def test_the_vms_conventions_sudo_a_named_terminal_and_its_history(tree, tmp_pat
 @pytest.mark.parametrize("backend", ["docker", "local"])
 @pytest.mark.parametrize("variant", ["scripted", "noop"])
 def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant, backend):
-    click = {"name": "computer", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
-    typing = {"action_type": "TYPING", "text": "mkdir ~/Desktop/done\n"}
-    chosen = [click, typing, "WAIT", "DONE"] if variant == "scripted" else ["DONE"]
+    chosen = in_the_terminal("mkdir ~/Desktop/done", variant)
     info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
