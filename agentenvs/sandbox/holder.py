@@ -48,11 +48,9 @@ HOST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 _HOLD = "echo ready; while read -r _; do :; done"
 _DROP_PRIVILEGES = ("--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs")
 #: A container engine's default capabilities (Docker's, without mknod and net_raw).
-_CONTAINER_CAPS = (
-    "chown,dac_override,fowner,fsetid,kill,setgid,setuid,setpcap,net_bind_service,sys_chroot,audit_write,setfcap"
-)
 _CONTAINER_PRIVILEGES = (
-    f"--bounding-set=-all,{','.join('+' + c for c in _CONTAINER_CAPS.split(','))}",
+    "--bounding-set=-all,+chown,+dac_override,+fowner,+fsetid,+kill,+setgid,+setuid,+setpcap,+net_bind_service,"
+    "+sys_chroot,+audit_write,+setfcap",
     "--inh-caps=-all",
     "--ambient-caps=-all",
 )
