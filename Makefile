@@ -51,7 +51,7 @@ run: install
 	$(BIN)/agentenvs run --suite starter --policy random --trials 2 --out $(RUNS)/starter-random
 	$(BIN)/agentenvs compare $(RUNS)/starter-oracle $(RUNS)/starter-random
 
-# The desktop tests run beside the rest, in a second pytest (scripts/run-tests.sh); PYTEST_ARGS runs one.
+# tests/gui and tests/swe run beside the rest, in a second pytest (scripts/run-tests.sh); PYTEST_ARGS runs one.
 test: install
 	scripts/run-tests.sh $(BIN)/pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=0 \
 		--durations-min=4 -- $(PYTEST_ARGS)

@@ -15,7 +15,7 @@ shipped (``pre_observation_delay=0.5`` s) and with the delay at 0.
 
 Ours runs in a tight loop (the agent takes no time, so the episode prepared
 ahead on the other browser lane competes with the steps for the CPU) and,
-with ``--think X``, again with the agent taking X untimed seconds per step.
+with ``--think X [Y ...]``, again with the agent taking X (then Y) untimed seconds per step.
 """
 
 from __future__ import annotations
@@ -223,8 +223,9 @@ def main() -> None:
     parser.add_argument(
         "--think",
         type=float,
-        default=0.0,
-        help="also time ours with the agent taking this many untimed seconds per step",
+        nargs="*",
+        default=[],
+        help="also time ours with the agent taking each of these many untimed seconds per step",
     )
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3)
@@ -233,16 +234,15 @@ def main() -> None:
         compare_backends(args.episodes, args.steps)
         return
     if args.phases:
-        phases(args.episodes, args.steps, not args.no_prepare_ahead, args.think)
+        phases(args.episodes, args.steps, not args.no_prepare_ahead, args.think[0] if args.think else 0.0)
         return
     if not args.browsergym_python:
         parser.error("--browsergym-python is required (or --backends)")
-    tight = ours(args.episodes, args.steps, 0.0)
-    thinking = ours(args.episodes, args.steps, args.think) if args.think else None
+    runs = [("ours", ours(args.episodes, args.steps, 0.0))]
+    runs += [(f"ours t={think:g}", ours(args.episodes, args.steps, think)) for think in args.think]
     shipped = browsergym(args.browsergym_python, 0.5, args.episodes, args.steps)
     no_delay = browsergym(args.browsergym_python, 0.0, args.episodes, args.steps)
     print(f"median seconds over {args.episodes} episodes x {args.steps} steps per task (tree + screenshot each step)")
-    runs = [("ours", tight), *([(f"ours t={args.think}", thinking)] if thinking else [])]
     print("ours t=X: the agent takes X s after each observation (untimed); BrowserGym's agent none")
     head = "".join(f"{label:>12}{'/bgym':>7}{'/d=0':>7}" for label, _ in runs)
     print(f"{'task':<14}{'what':<7}{'bgym':>8}{'bgym d=0':>10}{head}")

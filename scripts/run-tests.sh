@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `make test`'s runner. With no arguments of its own (after --), the whole suite runs as two pytest
-# processes side by side: tests/gui (desktops, mostly waiting on apps to draw and save) and the rest
-# (docker- and CPU-bound), so that the 2-core CI machine is busy while desktops wait. Each process
-# labels and sweeps only its own containers and sandboxes (tests/conftest.py). The desktop tests'
-# output goes to .test-logs/gui.log and is printed after the rest's; the run fails if either fails.
-# With arguments, one pytest runs them (e.g. `make test PYTEST_ARGS=tests/terminal`).
+# processes side by side, so that the 2-core CI machine is busy while desktops wait: one runs
+# tests/gui (desktops, mostly waiting on apps to draw and save) then tests/swe, the other the rest
+# (docker- and CPU-bound); the split balances their durations in the last CI run (`--durations=0`).
+# Each process labels and sweeps only its own containers and sandboxes (tests/conftest.py). The
+# second process's output goes to .test-logs/beside.log and is printed after the rest's; the run
+# fails if either fails. With arguments, one pytest runs them (e.g. `make test PYTEST_ARGS=tests/terminal`).
 #
 #   scripts/run-tests.sh PYTEST [OPTION...] -- [ARG...]
 set -uo pipefail
@@ -15,17 +16,18 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do pytest+=("$1"); shift; done
 if [ $# -gt 0 ]; then
   exec "${pytest[@]}" "$@"
 fi
+beside=(tests/gui tests/swe)
 mkdir -p .test-logs
-"${pytest[@]}" tests/gui > .test-logs/gui.log 2>&1 &
-gui=$!
-trap 'kill "$gui" 2>/dev/null' EXIT
-"${pytest[@]}" --ignore=tests/gui tests
+"${pytest[@]}" "${beside[@]}" > .test-logs/beside.log 2>&1 &
+second=$!
+trap 'kill "$second" 2>/dev/null' EXIT
+"${pytest[@]}" "${beside[@]/#/--ignore=}" tests
 rest=$?
-wait "$gui"
-desktops=$?
+wait "$second"
+besides=$?
 trap - EXIT
 echo
-echo "==== tests/gui, run beside the rest (exit $desktops) ===="
-cat .test-logs/gui.log
+echo "==== ${beside[*]}, run beside the rest (exit $besides) ===="
+cat .test-logs/beside.log
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
-exit "$desktops"
+exit "$besides"

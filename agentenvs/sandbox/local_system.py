@@ -66,8 +66,11 @@ GENERATED = {
 ALLOWED = (
     "alternatives",
     "bash.bashrc",
+    "chromium",
+    "chromium.d",
     "debian_version",
     "ethertypes",
+    "fonts",
     "gai.conf",
     "host.conf",
     "inputrc",

@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from agentenvs.core.errors import InfraError
+from agentenvs.envs.web import confined
 
 CHROMIUM = "/usr/bin/chromium"
 #: Without the background-networking flags Chromium keeps calling the (closed) network.
@@ -49,7 +50,11 @@ class BrowserThread:
             from playwright.sync_api import sync_playwright
 
             pw = sync_playwright().start()
-            browser = pw.chromium.launch(executable_path=self._executable, args=CHROMIUM_ARGS, headless=True)
+            if confined.ENABLED:
+                executable, env = confined.chromium(self._executable), confined.ENV
+            else:
+                executable, env = self._executable, None
+            browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True, env=env)
         except Exception as exc:  # noqa: BLE001 - reported to the caller waiting on _ready
             self._ready.set_exception(InfraError(f"could not start Chromium ({self._executable}): {exc}"))
             return

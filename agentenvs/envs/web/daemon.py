@@ -79,8 +79,10 @@ class Daemon:
     """One local ``WebEnv`` per container; the host resets it for every episode."""
 
     def __init__(self, options: dict[str, Any]):
+        from agentenvs.envs.web import confined
         from agentenvs.envs.web.env import WebEnv
 
+        confined.ENABLED = False  # the container is the sites' and the browser's sandbox
         self.env = WebEnv(**options)
         self.lock = threading.Lock()
 

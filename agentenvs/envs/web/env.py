@@ -42,6 +42,9 @@ from agentenvs.envs.web.sites.process import SiteProcess
 MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
 #: Where the MiniWoB++ pages are, as the agent sees it (the process's static server behind the proxy).
 MINIWOB_ORIGIN = public_origin("miniwob")
+#: BrowserGym's viewports: a MiniWoB++ page's (its 160 x 210 task area with the instruction) and a site's.
+MINIWOB_VIEWPORT = (332, 214)
+SITE_VIEWPORT = (1280, 720)
 
 
 class WebEnv(AgentEnv):
@@ -78,7 +81,7 @@ class WebEnv(AgentEnv):
         *,
         backend: str = "local",
         screenshot: bool = False,
-        viewport: tuple[int, int] = (1280, 720),
+        viewport: tuple[int, int] | None = None,
         browser: BrowserThread | None = None,
         load_timeout: float = 10.0,
         prepare_ahead: bool = True,
@@ -89,7 +92,7 @@ class WebEnv(AgentEnv):
         #: The longest wait for a page's load event after an action (a page that never loads is shown as it is).
         self.load_timeout_ms = int(load_timeout * 1000)
         self.prepare_ahead = prepare_ahead
-        self.viewport = (int(viewport[0]), int(viewport[1]))
+        self._viewport = None if viewport is None else (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
         self._lanes = Lanes(browser)
         self._sites: dict[str, SiteProcess] = {}
@@ -102,6 +105,15 @@ class WebEnv(AgentEnv):
         self._pending_fork: dict[str, str] = {}
         self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
         self._proxy: SiteProxy | None = None
+
+    @property
+    def viewport(self) -> tuple[int, int]:
+        """The page's size (w, h), fixed for the env's life: ``viewport=`` if given, else BrowserGym's
+        for the env's task: MiniWoB++'s 332 x 214 (its task area and instruction) or 1280 x 720 for sites."""
+        if self._viewport is not None:
+            return self._viewport
+        task = self._default_task
+        return MINIWOB_VIEWPORT if task is not None and task.params.get("kind") == "miniwob" else SITE_VIEWPORT
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         extra: dict[str, spaces.Space[Any]] = {
@@ -204,7 +216,7 @@ class WebEnv(AgentEnv):
         forked = {}
         for name in self._task.params.get("sites", []):
             dest = directory / f"{name}-{uuid.uuid4().hex}.sqlite"
-            self.site(name).control("/fork", {"dest": str(dest)})
+            self.site(name).fork_to(dest)
             forked[name] = str(dest)
         return forked
 
@@ -224,7 +236,7 @@ class WebEnv(AgentEnv):
                 site = self.site(name)
                 site.control("/reset")
                 if name in fork:
-                    site.control("/adopt", {"source": fork[name]})
+                    site.adopt(Path(fork[name]))
                 if spec.get("persona"):
                     sid = site.control("/session", {"user": spec["persona"]})["sid"]
                     cookies.append({"name": session_cookie(name), "value": sid, "url": site.origin})

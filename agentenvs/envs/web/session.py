@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import mimetypes
 import re
 import urllib.parse
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ class Session:
     active: int = 0
     #: A CDP session per tab, for screenshots.
     _cdp: dict[Any, Any] = field(default_factory=dict)
+    #: What the context's route catches: every URL until ``activate``, then every URL not plainly
+    #: of an allowed origin (those load without a round trip to Python).
+    _caught: Any = "**/*"
 
     @classmethod
     def open(
@@ -82,6 +86,12 @@ class Session:
         """Open the episode's origins to this context and sign its persona in."""
         self.allowed = frozenset(filter(None, map(origin_of, allowed)))
         self.uploads = uploads
+        caught = _outside(self.allowed)
+        if caught.pattern != getattr(self._caught, "pattern", None):
+            # The new route first: no request finds neither (the old one still checks every URL).
+            self.context.route(caught, self._route)
+            self.context.unroute(self._caught, self._route)
+            self._caught = caught
         if cookies:
             self.context.add_cookies(cookies)
 
@@ -194,14 +204,16 @@ class Session:
         elif name != "noop":
             raise BrowserActionError(f"{name} is not a browser action")
 
-    def _upload(self, name: str) -> str:
-        """Only files the task provides, by name: the agent never reaches the host's files."""
+    def _upload(self, name: str) -> dict[str, Any]:
+        """Only files the task provides, by name: the agent never reaches the host's files. The bytes
+        go to the page, not the path (a confined Chromium sees no task directory)."""
         if self.uploads is None or "/" in name or name.startswith("."):
             raise BrowserActionError(f"no file {name!r} to upload; use a name the task gives")
         path = self.uploads / name
         if not path.is_file():
             raise BrowserActionError(f"no file {name!r} to upload; use a name the task gives")
-        return str(path)
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        return {"name": name, "mimeType": kind, "buffer": path.read_bytes()}
 
     def observe(self, screenshot: bool) -> Page:
         page = self.page
@@ -235,6 +247,20 @@ class Session:
 
     def close(self) -> None:
         self.context.close()
+
+
+def _outside(allowed: frozenset[str]) -> re.Pattern[str]:
+    """URLs not plainly of an ``allowed`` origin; ``_route`` checks these (and blocks the disallowed).
+
+    A URL it lets through starts with ``scheme://host[:port]/`` of an allowed origin, so
+    ``origin_of`` would allow it too: anything unusual (credentials, another port) is checked.
+    """
+    plain = []
+    for origin in sorted(allowed):
+        scheme, host, port = re.fullmatch(r"(https?)://(.+):(\d+)", origin).groups()  # type: ignore[union-attr]
+        default = port == ("80" if scheme == "http" else "443")
+        plain.append(f"{scheme}://{re.escape(host)}" + (f"(?::{port})?/" if default else f":{port}/"))
+    return re.compile(f"^(?!{'|'.join(plain)})" if plain else "")
 
 
 def origin_of(url: str) -> str | None:

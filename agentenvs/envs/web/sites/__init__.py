@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +38,8 @@ def snapshot(name: str) -> Path:
     """The site's seeded snapshot database, generated once and cached (atomically, so racing workers agree)."""
     path = cache_dir() / f"{name}-v{DATA_VERSION}-s{DATA_SEED}.sqlite"
     if path.is_file():
+        if not path.stat().st_mode & stat.S_IROTH:  # made before sites ran as the sandbox user
+            path.chmod(0o644)
         return path
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
@@ -45,5 +48,6 @@ def snapshot(name: str) -> Path:
         site_module(name).generate(db, DATA_SEED)
     finally:
         db.close()
+    os.chmod(tmp, 0o644)  # read by the site, which runs as the sandbox user (``process.py``)
     os.replace(tmp, path)
     return path

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -14,26 +16,27 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.core.errors import InfraError
+from agentenvs.envs.web import confined
 from agentenvs.envs.web.proxy import public_origin
 from agentenvs.envs.web.sites import snapshot
 
-REPO_ROOT = Path(__file__).resolve().parents[4]
-
 
 class SiteProcess:
-    """One site server with its own episode database (so episodes never share state)."""
+    """One site server with its own episode database (so episodes never share state); confined on the
+    host as a local sandbox's processes are (``confined.py``)."""
 
     def __init__(self, name: str, start_timeout: float = 30.0):
         self.name = name
         self._dir = tempfile.TemporaryDirectory(prefix=f"agentenvs-web-{name}-")
         self.db_path = Path(self._dir.name) / "episode.sqlite"
         self._token = secrets.token_hex(24)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
-        }
+        source = snapshot(name)
+        argv = [sys.executable, "-m", "agentenvs.envs.web.sites.server", name, str(source), str(self.db_path)]
+        if confined.ENABLED:
+            argv = confined.site_argv(argv, source, Path(self._dir.name))
+        env = {**confined.ENV, "PYTHONPATH": str(confined.REPO)}  # nothing of ours (API keys, tokens)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "agentenvs.envs.web.sites.server", name, str(snapshot(name)), str(self.db_path)],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -83,6 +86,36 @@ class SiteProcess:
             raise InfraError(f"{self.name} control {path}: {exc.read()[:300].decode('utf-8', 'replace')}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise InfraError(f"{self.name} control {path}: {exc}") from None
+
+    def fork_to(self, dest: Path) -> None:
+        """A consistent backup of the episode's database at ``dest``: made in the site's own
+        directory (the only place a confined site writes), then copied out without following
+        a link or opening anything but a plain file (the site owns that directory)."""
+        made = Path(self._dir.name) / f"fork-{secrets.token_hex(8)}.sqlite"
+        try:
+            self.control("/fork", {"dest": str(made)})
+            fd = os.open(made, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as src:
+                if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+                    raise InfraError(f"the {self.name} site's fork is not a file")
+                with open(dest, "xb") as out:
+                    shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise InfraError(f"the {self.name} site's fork could not be read: {exc}") from None
+        finally:
+            made.unlink(missing_ok=True)
+
+    def adopt(self, source: Path) -> None:
+        """Make a forked database the episode's: copied into the site's own directory under a new
+        name (created, never followed), adopted, then removed."""
+        copy = Path(self._dir.name) / f"adopt-{secrets.token_hex(8)}.sqlite"
+        try:
+            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+                shutil.copyfileobj(src, out)
+            self.control("/adopt", {"source": str(copy)})
+        finally:
+            copy.unlink(missing_ok=True)
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[list[Any]]:
         return self.control("/query", {"sql": sql, "params": params or []})["rows"]
