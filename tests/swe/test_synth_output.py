@@ -144,7 +144,13 @@ def test_resume_after_an_interrupt_keeps_tasks_and_skips_tried_mutants(tmp_path)
             sent.append(progress)
             signal.raise_signal(signal.SIGINT)  # what Ctrl-C does: KeyboardInterrupt in the main thread
 
-    first = synthesize(repo, out, jobs=2, seed=1, on_progress=interrupt_after_two)
+    # Python's own Ctrl-C handler, as in a terminal: a shell starts background jobs (make test's
+    # second pytest among them) with SIGINT ignored, and raise_signal would then do nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        first = synthesize(repo, out, jobs=2, seed=1, on_progress=interrupt_after_two)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert first.interrupted and first.tasks
     kept = sorted(p.name for p in first.tasks)
     assert sorted(p.parent.name for p in out.glob("*/task.toml")) == kept
