@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.holder import host_tool
+from agentenvs.sandbox.holder import become
 from agentenvs.sandbox.local_bwrap import host_system
 from agentenvs.sandbox.local_system import sandbox_etc, sandbox_ids
 
@@ -34,7 +34,6 @@ def confined_argv(command: Sequence[str], *, read_only: Sequence[str] = (), writ
             "confining a helper server needs root, as the local sandbox does (it runs it as another"
             " user): run as root, or use the docker backend"
         )
-    uid, gid = sandbox_ids()
     argv = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     argv += host_system(sandbox_etc())
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
@@ -48,6 +47,5 @@ def confined_argv(command: Sequence[str], *, read_only: Sequence[str] = (), writ
         argv += ["--bind", path, path]
     argv += ["--remount-ro", "/", "--chdir", "/"]
     # bubblewrap runs as root (to bind paths under /root, say); the program never does.
-    drop = [host_tool("setpriv", "util-linux"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
-    drop += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    drop = [*become(sandbox_ids()), "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     return [*argv, "--", *drop, *command]

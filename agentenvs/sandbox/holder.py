@@ -64,6 +64,12 @@ def host_tool(name: str, package: str) -> str:
     return path
 
 
+def become(ids: tuple[int, int]) -> list[str]:
+    """The prefix that runs a command as host uid and gid ``ids``, with no supplementary groups."""
+    uid, gid = ids
+    return [host_tool("setpriv", "util-linux"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+
+
 class NamespaceHolder:
     """Start ``prefix + bwrap_argv`` holding the namespaces; :meth:`enter` builds argvs that join them.
 
@@ -92,8 +98,7 @@ class NamespaceHolder:
         self._prefix = list(prefix)
         self._namespaces = ["--user", "--mount", "--pid", "--ipc", "--uts"] + ([] if network else ["--net"])
         self._users = userns_fd is not None
-        uid, gid = owner
-        as_owner = [self._setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+        as_owner = [*become(owner), "--"]
         with open(log, "ab") as stderr:
             self._proc = subprocess.Popen(
                 [

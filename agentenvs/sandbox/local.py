@@ -44,7 +44,7 @@ from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
 from agentenvs.sandbox.docker_state import refused_summary
 from agentenvs.sandbox.execio import run_capped
-from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, host_tool
+from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, become
 from agentenvs.sandbox.layers import ImageRoot, mount_system, seal_system
 from agentenvs.sandbox.local_bwrap import HOST_DIRS, SEARCH_PATH, bwrap_argv, host_system, image_system
 from agentenvs.sandbox.local_files import SandboxFiles
@@ -414,8 +414,7 @@ class LocalSandbox:
         res = self._res
         if res.checker is None or res.checker_root != self.root.stat().st_ino:
             res.close_checker()
-            uid, gid = self._owner
-            identity = [host_tool("setpriv", "util-linux"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+            identity = [*become(self._owner), "--"]
             if self.spec.users:  # files of several host ids: read as the docker backend's are, by a reader's capability
                 identity = []
             checker = StateChecker(self.root, identity=identity, etc=self._etc, evaluators=self._evaluators)

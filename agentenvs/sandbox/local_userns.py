@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.holder import HOST_ENV, host_tool
+from agentenvs.sandbox.holder import HOST_ENV, become, host_tool
 
 #: Host id of the sandbox's uid (and gid) 1; the sandbox's ``n`` is ``MAPPED_BASE + n - 1``.
 MAPPED_BASE = (1 << 30) + 1
@@ -43,8 +43,7 @@ def host_ids(uid: int, gid: int, owner: tuple[int, int]) -> tuple[int, int]:
 def user_namespace(owner: tuple[int, int], timeout: float = 15.0) -> int:
     """A new user namespace owned by ``owner`` with the map above: an fd open on it (the caller closes it)."""
     uid, gid = owner
-    setpriv, unshare = host_tool("setpriv", "util-linux"), host_tool("unshare", "util-linux")
-    argv = [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", unshare, "--user"]
+    argv = [*become(owner), "--", host_tool("unshare", "util-linux"), "--user"]
     proc = subprocess.Popen(
         [*argv, "/bin/sh", "-c", "echo made; read -r _"],
         stdin=subprocess.PIPE,
