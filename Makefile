@@ -18,7 +18,7 @@ install: system venv art-venv
 system:
 	bash scripts/install-system.sh
 
-venv: $(VENV)/.installed $(VENV)/.installed-trl
+venv: $(VENV)/.installed $(VENV)/.installed-trl $(VENV)/.installed-openrlhf
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,16 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # a CPU build that pip finds on this machine's disk, where a bare or ranged torch would fetch a CUDA build of GBs.
 $(VENV)/.installed-trl: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[trl]' 'torch==2.13.0'
+	touch $@
+
+# The OpenRLHF adapter's test runs OpenRLHF's own agent executor (openrlhf/utils/agent.py), which imports only
+# aiohttp, torch and transformers, and through openrlhf/utils/__init__.py sympy and pylatexenc. openrlhf itself
+# requires flash-attn==2.8.3 and deepspeed==0.19.6, which do not install on a CPU machine, and pins ray and
+# transformers to other versions than ours; that module uses none of them. So it is installed with --no-deps,
+# plus what its import needs.
+$(VENV)/.installed-openrlhf: $(VENV)/.installed-trl
+	$(BIN)/pip install --quiet --no-deps 'openrlhf==0.11.2'
+	$(BIN)/pip install --quiet aiohttp sympy pylatexenc
 	touch $@
 
 art-venv: $(ART_VENV)/.installed

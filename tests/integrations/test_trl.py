@@ -21,7 +21,6 @@ from tests.integrations.cases import SEED, TERMINAL, TEXTGAME, WEB, direct_run
 trl = pytest.importorskip("trl", reason="needs trl: pip install 'agentenvs[trl]'")
 torch = pytest.importorskip("torch")
 from datasets import Dataset  # noqa: E402
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import (  # noqa: E402
     LogitsProcessor,
     LogitsProcessorList,
@@ -33,8 +32,8 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from trl.chat_template_utils import qwen2_5_chat_template  # noqa: E402
 
 from agentenvs.integrations.trl import EPISODE_OVER, AgentEnvsFactory, dataset_rows  # noqa: E402
+from tests.integrations.tiny_tokenizer import END, build_tokenizer  # noqa: E402
 
-END = "<|im_end|>"
 FINAL_REPLY = "I am finished." + END
 
 
@@ -42,25 +41,6 @@ def tool_call(action: Any) -> str:
     """The assistant turn a Qwen2.5-style model writes to call ``act`` (as TRL's template renders it)."""
     call = {"name": "act", "arguments": {"action": action_to_text(action)}}
     return f"<tool_call>\n{json.dumps(call)}\n</tool_call>{END}"
-
-
-def build_tokenizer(corpus: list[str]) -> PreTrainedTokenizerFast:
-    """A byte-level BPE (any text encodes, and decodes back) trained on the episode's text, with Qwen's
-    special tokens and TRL's copy of the Qwen2.5 chat template (tools, tool calls, tool responses)."""
-    specials = ["<|endoftext|>", "<|im_start|>", END]
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=2000,
-        special_tokens=specials,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=END, pad_token="<|endoftext|>")
-    fast.chat_template = qwen2_5_chat_template
-    return fast
 
 
 class ForceReply(LogitsProcessor):
@@ -112,7 +92,7 @@ def train_one_step(task_id: str, make_kwargs: dict, tmp_path) -> dict[str, Any]:
     reference = direct_run(task_id, make_kwargs)
     corpus = [rows[0]["prompt"][0]["content"], tool_call("done"), FINAL_REPLY]
     corpus += [render_observation(r["obs"], first=i == 0) for i, r in enumerate(reference)] * 3
-    tokenizer = build_tokenizer(corpus)
+    tokenizer = build_tokenizer(corpus, qwen2_5_chat_template)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=32,
