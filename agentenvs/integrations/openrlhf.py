@@ -68,10 +68,14 @@ OBSERVATION = "<agentenvs:observation>"
 class ChatFormat:
     """How a chat template writes a user turn after the model's reply, and the image placeholder a VLM's
     processor expands. ``user_turn`` follows the model's end-of-turn token and ends with the next
-    assistant header; ``{content}`` is the observation."""
+    assistant header; ``{content}`` is the observation, stripped first where the template trims."""
 
     user_turn: str
     image: str = ""
+    trim: bool = False
+
+    def turn(self, content: str) -> str:
+        return self.user_turn.format(content=content.strip() if self.trim else content)
 
 
 CHAT_FORMATS: dict[str, ChatFormat] = {
@@ -85,6 +89,7 @@ CHAT_FORMATS: dict[str, ChatFormat] = {
         "<|start_header_id|>user<|end_header_id|>\n\n{content}<|eot_id|>"
         "<|start_header_id|>assistant<|end_header_id|>\n\n",
         image="<|image|>",
+        trim=True,
     ),
 }
 
@@ -112,6 +117,8 @@ class Label:
             raise ValueError(f"unknown keys in an agentenvs label: {sorted(unknown)}")
         if spec.get("chat_format", "chatml") not in CHAT_FORMATS:
             raise ValueError(f"chat_format must be one of {sorted(CHAT_FORMATS)}, got {spec['chat_format']!r}")
+        if spec.get("images", "never") not in ("auto", "never"):
+            raise ValueError(f"images must be 'auto' or 'never', got {spec['images']!r}")
         return cls(**spec)
 
     def dumps(self) -> str:
@@ -180,7 +187,8 @@ class AgentInstance(_agent.AgentInstanceBase):
         except BaseException:
             self.close()
             raise
-        return {"observation": prompt.replace(OBSERVATION, str(text), 1)}
+        first = str(text).strip() if self.format.trim else str(text)
+        return {"observation": prompt.replace(OBSERVATION, first, 1)}
 
     async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         """Play the reply; the next observation as a user turn, the rewards, and done."""
@@ -209,7 +217,7 @@ class AgentInstance(_agent.AgentInstanceBase):
 
             text = self.format.image * len(pictures) + "\n" + text
             out["environment_images"] = [Image.fromarray(array) for array in pictures]
-        out["environment_feedback"] = self.format.user_turn.format(content=text)
+        out["environment_feedback"] = self.format.turn(text)
         return out
 
     def _logs(self) -> dict[str, float]:

@@ -24,7 +24,7 @@ import pytest
 
 import agentenvs
 from agentenvs.integrations.common import action_to_text, render_observation, scripted_actions
-from tests.integrations.cases import CASES, SEED, TEXTGAME, WEB, direct_run
+from tests.integrations.cases import CASES, SEED, TERMINAL, TEXTGAME, WEB, direct_run
 
 try:
     from openrlhf.datasets.prompts_dataset import preprocess_data
@@ -32,10 +32,12 @@ try:
 except ImportError:  # the Makefile installs it: a CI run without it is a broken install, not a skip
     if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
         raise
-    pytest.skip("needs openrlhf: `make install`, or pip install --no-deps openrlhf", allow_module_level=True)
+    pytest.skip(
+        "needs openrlhf: `make install` (pip install --no-deps openrlhf==0.11.2 pylatexenc)", allow_module_level=True
+    )
 
 from agentenvs.integrations.openrlhf import CHAT_FORMATS, OBSERVATION, agent_func_path, dataset_rows  # noqa: E402
-from tests.integrations.tiny_tokenizer import END, build_tokenizer  # noqa: E402
+from tests.integrations.tiny_tokenizer import CHATML, END, LLAMA3, LLAMA3_SPECIALS, build_tokenizer  # noqa: E402
 
 MAX_LENGTH = 16384
 
@@ -147,13 +149,18 @@ def assert_closed(made: list[Any]) -> None:
         assert sandbox is None or not sandbox.alive()
 
 
-def rollouts(task_id: str, make_kwargs: dict, made: list[Any]) -> dict[str, Any]:
+#: The test tokenizer's chat template, extra special tokens and eos for each chat format.
+TEMPLATES = {"chatml": (CHATML, (), END), "llama3": (LLAMA3, LLAMA3_SPECIALS, "<|eot_id|>")}
+
+
+def rollouts(task_id: str, make_kwargs: dict, made: list[Any], chat_format: str = "chatml") -> dict[str, Any]:
     """Two samples of one prompt, the reference solution and ``done`` at once, one after the other."""
-    row = dataset_rows([task_id], seeds=[SEED], make_kwargs=make_kwargs)[0]
+    row = dataset_rows([task_id], seeds=[SEED], make_kwargs=make_kwargs, chat_format=chat_format)[0]
     reference = direct_run(task_id, make_kwargs)
-    corpus = [row["prompt"][0]["content"], "done", CHAT_FORMATS["chatml"].user_turn]
+    corpus = [row["prompt"][0]["content"], "done", CHAT_FORMATS[chat_format].user_turn]
     corpus += [render_observation(r["obs"], first=i == 0) for i, r in enumerate(reference)] * 3
-    tokenizer = build_tokenizer(corpus)
+    template, specials, eos = TEMPLATES[chat_format]
+    tokenizer = build_tokenizer(corpus, template, specials, eos)
     prompt, label = preprocess_data(row, None, "prompt", "label", tokenizer.apply_chat_template)
     executor = load_agent_executor(agent_func_path())
     assert isinstance(executor, MultiTurnAgentExecutor)
@@ -169,19 +176,13 @@ def rollouts(task_id: str, make_kwargs: dict, made: list[Any]) -> dict[str, Any]
         "engines": engines,
         "tokenizer": tokenizer,
         "ref": reference,
+        "format": CHAT_FORMATS[chat_format],
     }
 
 
-@pytest.mark.parametrize(("task_id", "make_kwargs", "same_text"), CASES)
-def test_openrlhfs_executor_scores_the_oracle_one_and_doing_nothing_zero(task_id, make_kwargs, same_text, made):
-    out = rollouts(task_id, make_kwargs, made)
-    good, idle, tokenizer, reference = out["results"]["oracle"], out["results"]["idle"], out["tokenizer"], out["ref"]
-
-    assert good["reward"] == 1.0 and float(good["scores"]) == 1.0
-    assert idle["reward"] == 0.0 and float(idle["scores"]) == 0.0
-    assert good["extra_logs"]["agentenvs_success"] == 1.0 and idle["extra_logs"]["agentenvs_success"] == 0.0
-    assert good["truncated"] is False and json.loads(good["label"])["task_id"] == task_id
-
+def check_sequences(out: dict[str, Any], same_text: bool) -> None:
+    """Each sample's tokens, ranges and logprobs are what the engine gave and the env said, in one conversation."""
+    tokenizer, reference, fmt = out["tokenizer"], out["ref"], out["format"]
     for name, result in out["results"].items():
         engine, tokens, ranges = out["engines"][name], result["observation_tokens"], result["action_ranges"]
         # The action ranges are exactly the engine's tokens, turn by turn; what lies between is the env's.
@@ -202,15 +203,14 @@ def test_openrlhfs_executor_scores_the_oracle_one_and_doing_nothing_zero(task_id
         # The first observation filled the prompt; each later one is a user turn of the chat format.
         first = render_observation(reference[0]["obs"], first=True)
         head = tokenizer.decode(tokens[: ranges[0][0]])
-        assert OBSERVATION in out["prompt"] and (head == out["prompt"].replace(OBSERVATION, first) or not same_text)
+        filled = out["prompt"].replace(OBSERVATION, first.strip() if fmt.trim else first)
+        assert OBSERVATION in out["prompt"] and (head == filled or not same_text)
         feedback = [tokenizer.decode(tokens[e:s]) for (_, e), (s, _) in zip(ranges, ranges[1:])]
         if name == "oracle":
             expected = [render_observation(r["obs"], first=False) for r in reference[1:-1]]
             assert len(feedback) == len(expected)
             for got, text in zip(feedback, expected):
-                assert got == CHAT_FORMATS["chatml"].user_turn.format(content=text) or (
-                    not same_text and got.endswith("assistant\n")
-                )
+                assert got == fmt.turn(text) or (not same_text and got.endswith(fmt.user_turn.split("{content}")[1]))
         assert ranges[-1][1] == len(tokens)  # the last step adds nothing after the model's turn
 
         # The whole sequence is the conversation the chat template renders, turn markers and all.
@@ -223,9 +223,30 @@ def test_openrlhfs_executor_scores_the_oracle_one_and_doing_nothing_zero(task_id
                     messages.append(
                         {"role": "user", "content": render_observation(reference[i + 1]["obs"], first=False)}
                     )
-            assert tokenizer.decode(tokens) + "\n" == tokenizer.apply_chat_template(messages, tokenize=False)
+            rendered, decoded = tokenizer.apply_chat_template(messages, tokenize=False), tokenizer.decode(tokens)
+            assert rendered.startswith(decoded) and rendered[len(decoded) :].strip() == ""
 
+
+@pytest.mark.parametrize(("task_id", "make_kwargs", "same_text"), CASES)
+def test_openrlhfs_executor_scores_the_oracle_one_and_doing_nothing_zero(task_id, make_kwargs, same_text, made):
+    out = rollouts(task_id, make_kwargs, made)
+    good, idle = out["results"]["oracle"], out["results"]["idle"]
+    assert good["reward"] == 1.0 and float(good["scores"]) == 1.0
+    assert idle["reward"] == 0.0 and float(idle["scores"]) == 0.0
+    assert good["extra_logs"]["agentenvs_success"] == 1.0 and idle["extra_logs"]["agentenvs_success"] == 0.0
+    assert good["truncated"] is False and json.loads(good["label"])["task_id"] == task_id
+    check_sequences(out, same_text)
     assert len(made) == 4  # dataset_rows', direct_run's, and one per sample
+    assert_closed(made)
+
+
+def test_llama3_turns_are_what_its_template_renders(made):
+    """The "llama3" chat format: <|eot_id|> ends the model's turn, and the template trims each turn's text
+    (a terminal observation after a silent command begins with a newline)."""
+    task_id, make_kwargs, _ = TERMINAL
+    out = rollouts(task_id, make_kwargs, made, chat_format="llama3")
+    assert float(out["results"]["oracle"]["scores"]) == 1.0
+    check_sequences(out, same_text=True)
     assert_closed(made)
 
 

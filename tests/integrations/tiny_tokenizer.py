@@ -18,12 +18,20 @@ CHATML = (
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
+LLAMA3_SPECIALS = ("<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
+#: Llama 3's template without tools or dates: each turn's content trimmed, ended by <|eot_id|>.
+LLAMA3 = (
+    "{%- for message in messages %}"
+    "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}"
+)
 
 
 def build_tokenizer(
-    corpus: list[str], chat_template: str = CHATML, specials: tuple[str, ...] = ()
+    corpus: list[str], chat_template: str = CHATML, specials: tuple[str, ...] = (), eos: str = END
 ) -> PreTrainedTokenizerFast:
-    """The tokenizer, trained on ``corpus``, with ``chat_template`` and any extra special tokens."""
+    """The tokenizer, trained on ``corpus``, with ``chat_template``, any extra special tokens, and ``eos``."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -34,6 +42,6 @@ def build_tokenizer(
         show_progress=False,
     )
     tokenizer.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=END, pad_token="<|endoftext|>")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=eos, pad_token="<|endoftext|>")
     fast.chat_template = chat_template
     return fast
