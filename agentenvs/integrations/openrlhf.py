@@ -29,7 +29,8 @@ The step that ends the episode adds nothing. ``rewards`` is the env's reward
 (the final score on the last step, by default), ``scores`` the evaluator's
 final score (0 before the end), and ``extra_logs`` the episode's success,
 steps, progress and whether an infra failure ended it. The env is closed when
-the episode ends, and when a step fails.
+the episode ends, when a step fails, and when OpenRLHF drops an instance whose
+episode did not end (the sequence reached ``--data.max_len``; it scores 0).
 
 Images: with ``"images": "auto"`` each later observation's screenshot is an
 ``environment_images`` PIL image, with the chat format's image placeholder at
@@ -175,6 +176,7 @@ class AgentInstance(_agent.AgentInstanceBase):
         if OBSERVATION not in prompt:
             raise ValueError(f"the prompt has no {OBSERVATION} to fill: build rows with dataset_rows")
         label = Label.parse(states["label"])
+        self.close()  # an episode of an earlier reset
         self.format, self.images = CHAT_FORMATS[label.chat_format], label.images
         self.episode = await asyncio.to_thread(
             TextEpisode, label.task_id, seed=label.seed, make_kwargs=label.make_kwargs, images="never"

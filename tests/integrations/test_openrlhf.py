@@ -261,6 +261,7 @@ def test_a_rollout_cut_off_by_the_context_still_closes_its_env(made):
     budget = len(tokenizer.encode(prompt)) + 300  # the first observation, and a few turns
     result = asyncio.run(executor.execute(prompt, label, SamplingParams(logprobs=None), budget, tokenizer, engine))
     assert 1 <= len(result["action_ranges"]) < 50 and result["reward"] == 0 and result["rollout_log_probs"] is None
+    assert len(result["observation_tokens"]) >= budget  # the budget ended it, not the episode
     assert len(made) == 2
     assert_closed(made)
 
