@@ -94,6 +94,7 @@ class Worker:
                 return
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread, after the calls before it; the event loop serves others meanwhile."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((loop, future, fn, args))
