@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from agentenvs.core.errors import NoTaskChosenError, TaskNotFoundError
-from agentenvs.serve.codec import Attachments, CodecError, decode_value, encode_value
+from agentenvs.serve.codec import Attachments, CodecError, decode_value, dumps, encode_value, loads
 from agentenvs.serve.protocol import (
     SESSION_OPS,
     ErrorReply,
@@ -100,10 +100,10 @@ class Dispatcher:
             return {"observation": encode(obs), "info": encode(info)}
         if op == "step":
             action = decode_value(StepRequest.model_validate(fields).action)
-            obs, reward, terminated, truncated, info = await manager.call(session, env.step, action)
+            obs, reward, terminated, truncated, info = await manager.call(session, env.step, action, quick=True)
             return {
                 "observation": encode(obs),
-                "reward": float(reward),
+                "reward": encode(float(reward)),
                 "terminated": bool(terminated),
                 "truncated": bool(truncated),
                 "info": encode(info),
@@ -204,7 +204,7 @@ def create_app(token: str, manager: SessionManager) -> FastAPI:
                 if message["type"] == "websocket.disconnect":
                     break
                 reply, frames = await _ws_reply(dispatch, message, owner)
-                await ws.send_text(json.dumps(reply.model_dump() if reply.error else _ok(reply)))
+                await ws.send_text(dumps(reply.model_dump() if reply.error else _ok(reply)))
                 for frame in frames.frames:
                     await ws.send_bytes(frame)
         except WebSocketDisconnect:
@@ -226,7 +226,7 @@ async def _ws_reply(dispatch: Dispatcher, message: dict[str, Any], owner: str) -
     try:
         if message.get("text") is None:
             raise ServeError(400, "send each request as a JSON text frame")
-        data = json.loads(message["text"])
+        data = loads(message["text"])
         if isinstance(data, dict):
             request_id = data.get("id") if isinstance(data.get("id"), (int, str)) else None
         request = WsRequest.model_validate(data)

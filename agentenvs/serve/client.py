@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import threading
 from typing import Any
 
@@ -18,7 +17,7 @@ import gymnasium
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from agentenvs.serve.codec import Attachments, decode_value, space_from_json
+from agentenvs.serve.codec import Attachments, decode_value, dumps, loads, space_from_json
 
 
 class RemoteEnvError(RuntimeError):
@@ -39,7 +38,15 @@ class _Connection:
         self._stack = contextlib.ExitStack()
         try:
             self._ws: ClientConnection = self._stack.enter_context(
-                connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"}, max_size=None, open_timeout=30)
+                connect(
+                    ws_url,
+                    additional_headers={"Authorization": f"Bearer {token}"},
+                    max_size=None,
+                    open_timeout=30,
+                    # Replies are small JSON and already-compressed images: deflate costs both ends more
+                    # than it saves.
+                    compression=None,
+                )
             )
         except InvalidStatus as exc:
             status = exc.response.status_code
@@ -53,8 +60,9 @@ class _Connection:
         request_id = next(self._ids)
         with self._lock:
             try:
-                self._ws.send(json.dumps({"id": request_id, "op": op, **fields}))
-                reply = json.loads(self._ws.recv(timeout=self.timeout))
+                self._ws.send(dumps({"id": request_id, "op": op, **fields}))
+                text = self._ws.recv(timeout=self.timeout)
+                reply = loads(text)
                 frames = [self._ws.recv(timeout=self.timeout) for _ in range(int(reply.get("frames") or 0))]
             except TimeoutError as exc:
                 self.close()
@@ -70,6 +78,8 @@ class _Connection:
             raise RemoteEnvError(
                 int(error.get("status", 500)), str(error.get("error", "unknown error")), error.get("type", "")
             )
+        if '"$' not in text:  # no {"$image": ...} or other marker: the result is plain JSON already
+            return reply.get("result")
         return decode_value(reply.get("result"), Attachments(frames))
 
     def close(self) -> None:

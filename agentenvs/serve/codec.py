@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from typing import Any, Literal
 
 import numpy as np
+import orjson
 from gymnasium import spaces
 
 from agentenvs.core.spaces import Unicode
@@ -25,6 +27,25 @@ ImageFormat = Literal["png", "jpeg"]
 
 class CodecError(ValueError):
     """A space or value that cannot travel, or a message that does not decode."""
+
+
+def dumps(message: Any) -> str:
+    """A message as JSON text: orjson takes a few microseconds where json takes tens, on every step.
+
+    json takes what orjson refuses (integers past 64 bits).
+    """
+    try:
+        return orjson.dumps(message).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(message)
+
+
+def loads(text: str | bytes) -> Any:
+    """A JSON message (orjson); json reads what orjson refuses (NaN, integers past 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 # -- spaces ---------------------------------------------------------------------------

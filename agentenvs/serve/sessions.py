@@ -2,18 +2,20 @@
 
 One session is one env (and so one sandbox, browser or desktop). The manager
 bounds how many live at once, serialises the operations on each session,
-runs the env's blocking calls on worker threads, closes sessions idle past a
-timeout, and closes the sessions a WebSocket connection owned when it goes
-away, so a client that disconnects mid-episode frees its sandbox.
+runs the env's blocking calls on the session's own thread (so one env's slow
+step never holds up another session), closes sessions idle past a timeout,
+and closes the sessions a WebSocket connection owned when it goes away, so a
+client that disconnects mid-episode frees its sandbox.
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
 import secrets
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,10 @@ from agentenvs.serve.codec import ImageFormat, encode_value, space_to_json
 from agentenvs.serve.protocol import SessionInfo
 
 EnvFactory = Callable[[str, dict[str, Any]], gymnasium.Env]
+#: A step run on the event loop (an env with ``quick_steps``) that takes longer than this sends the
+#: session's later steps to its thread: the loop is shared by every connection. A generated text
+#: game's slowest steps (a solver replanning) took up to 4 ms on a loaded 2-core machine.
+INLINE_BUDGET_SEC = 0.010
 
 
 class ServeError(Exception):
@@ -51,6 +57,55 @@ def make_registered_env(env: str, kwargs: dict[str, Any]) -> gymnasium.Env:
     return gymnasium.make(get_family(family).gym_id, task_id=task_id, **kwargs)
 
 
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # the request was cancelled (its connection went away) while the env worked
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+class Worker:
+    """One long-lived thread that runs a session's env calls in order.
+
+    Handing a call to a waiting thread through a ``SimpleQueue`` costs about half
+    of what a thread pool's submit and future chain cost, and every call of an
+    env lands on the same thread (which thread-bound libraries need).
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="agentenvs-serve-session", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, fn, args = job
+            error: BaseException | None = None
+            result = None
+            try:
+                result = fn(*args)
+            except Exception as exc:  # noqa: BLE001 - handed to the request that asked
+                error = exc
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in an env must not end the server's loop
+                error = RuntimeError(f"the env raised {exc!r}")
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:  # the loop closed: the server is shutting down
+                return
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread, after the calls before it; the event loop serves others meanwhile."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((loop, future, fn, args))
+        return await future
+
+    def stop(self) -> None:
+        """End the thread once the calls already handed to it are done."""
+        self._jobs.put(None)
+
+
 @dataclass
 class Session:
     id: str
@@ -58,8 +113,12 @@ class Session:
     env: gymnasium.Env
     image_format: ImageFormat
     owner: str | None
+    worker: Worker
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Whether steps may run on the event loop when the env says they are quick (its ``quick_steps``);
+    #: False for good once one took longer than ``INLINE_BUDGET_SEC``.
+    inline: bool = True
 
     def info(self) -> SessionInfo:
         interface = env_interface(self.env)
@@ -76,7 +135,7 @@ class Session:
 
 
 class SessionManager:
-    """Live sessions under a bound, with idle reaping; every env call runs on a worker thread."""
+    """Live sessions under a bound, with idle reaping; each session's env calls run on its own thread."""
 
     def __init__(
         self,
@@ -92,15 +151,11 @@ class SessionManager:
         self._make_env = make_env
         self._sessions: dict[str, Session] = {}
         self._starting = 0
-        self._threads = ThreadPoolExecutor(max_workers=max_sessions + 2, thread_name_prefix="agentenvs-serve")
         self.reaped = 0
 
     @property
     def live(self) -> int:
         return len(self._sessions)
-
-    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
 
     def _reserve(self) -> None:
         if len(self._sessions) + self._starting >= self.max_sessions:
@@ -111,21 +166,31 @@ class SessionManager:
             )
         self._starting += 1
 
-    async def _adopt(self, env: gymnasium.Env, env_id: str, image_format: ImageFormat, owner: str | None) -> Session:
-        session = Session(secrets.token_urlsafe(12), env_id, env, image_format, owner)
+    async def _adopt(
+        self, env: gymnasium.Env, worker: Worker, env_id: str, image_format: ImageFormat, owner: str | None
+    ) -> Session:
+        session = Session(secrets.token_urlsafe(12), env_id, env, image_format, owner, worker)
         try:
             session.info()
         except Exception as exc:
-            await self._run(env.close)
+            try:
+                await worker.run(env.close)
+            finally:
+                worker.stop()
             raise ServeError(400, f"this env cannot be served: {exc}") from exc
         self._sessions[session.id] = session
         return session
 
     async def make(self, env_id: str, kwargs: dict[str, Any], image_format: ImageFormat, owner: str | None) -> Session:
         self._reserve()
+        worker = Worker()
         try:
-            env = await self._run(self._make_env, env_id, kwargs)
-            return await self._adopt(env, env_id, image_format, owner)
+            try:
+                env = await worker.run(self._make_env, env_id, kwargs)
+            except BaseException:
+                worker.stop()
+                raise
+            return await self._adopt(env, worker, env_id, image_format, owner)
         except ServeError:
             raise
         except TaskNotFoundError as exc:
@@ -147,13 +212,25 @@ class SessionManager:
             )
         return session
 
-    async def call(self, session: Session, method: Callable[..., Any], *args: Any) -> Any:
-        """Run one env operation on the session, after any other operation on it finished."""
+    async def call(self, session: Session, method: Callable[..., Any], *args: Any, quick: bool = False) -> Any:
+        """Run one env operation on the session, after any other operation on it finished.
+
+        ``quick`` (a step) runs on the event loop itself when the session is ``inline`` and the env
+        says its steps are quick (in memory, never blocking): then the hop to a thread costs more
+        than the step.
+        """
         async with session.lock:
             if self._sessions.get(session.id) is not session:
                 raise ServeError(404, f"session {session.id!r} was closed while this request waited")
             try:
-                return await self._run(method, *args)
+                if not (quick and session.inline and getattr(session.env.unwrapped, "quick_steps", False)):
+                    return await session.worker.run(method, *args)
+                started = time.perf_counter()
+                try:
+                    return method(*args)
+                finally:
+                    if time.perf_counter() - started > INLINE_BUDGET_SEC:
+                        session.inline = False
             finally:
                 session.last_used = time.monotonic()
 
@@ -164,7 +241,7 @@ class SessionManager:
         self._reserve()
         try:
             child = await self.call(session, fork)
-            return await self._adopt(child, session.env_id, session.image_format, owner)
+            return await self._adopt(child, Worker(), session.env_id, session.image_format, owner)
         finally:
             self._starting -= 1
 
@@ -178,7 +255,10 @@ class SessionManager:
         if session is None:
             return False
         async with session.lock:
-            await self._run(session.env.close)
+            try:
+                await session.worker.run(session.env.close)
+            finally:
+                session.worker.stop()
         return True
 
     async def close_owned(self, owner: str) -> int:
@@ -203,4 +283,3 @@ class SessionManager:
 
     async def close_all(self) -> None:
         await asyncio.gather(*(self.close(i) for i in list(self._sessions)), return_exceptions=True)
-        self._threads.shutdown(wait=False, cancel_futures=True)

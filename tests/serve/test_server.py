@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -302,3 +303,50 @@ def test_snapshot_restore_and_fork_through_the_server(server, task):
     finally:
         env.close()
     assert _wait_for(lambda: server.manager.live == 0)
+
+
+class _WaitingEnv(gymnasium.Env[dict[str, Any], str]):
+    """Each step sleeps for the seconds its action says; ``quick_steps`` is what the env is made with."""
+
+    def __init__(self, quick: bool) -> None:
+        self.observation_space = spaces.Dict({"text": spaces.Text(20)})
+        self.action_space = spaces.Text(20, charset="0123456789.")
+        self.quick_steps = quick
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return {"text": "ready"}, {}
+
+    def step(self, action):
+        time.sleep(float(action))
+        return {"text": "done"}, 0.0, False, False, {}
+
+
+def _waiting(env: str, kwargs: dict[str, Any]) -> gymnasium.Env:
+    return _WaitingEnv(quick=env == "test/quick")
+
+
+def test_a_slow_step_never_holds_up_another_session():
+    """Steps run on each session's thread, or on the event loop only while they stay within the budget."""
+    with BackgroundServer(make_env=_waiting) as server:
+        client = agentenvs.remote(server.url, server.token)
+        slow, quick, other = client.make("test/slow"), client.make("test/quick"), client.make("test/slow")
+        try:
+            for env in (slow, quick, other):
+                env.reset(seed=0)
+            quick.step("0")
+            assert server.manager.get(quick.session).inline
+            quick.step("0.05")  # over the budget: this one ran on the loop, the next ones go to the thread
+            assert not server.manager.get(quick.session).inline
+            for sleeper in (slow, quick):
+                stepping = threading.Thread(target=sleeper.step, args=("1.5",))
+                stepping.start()
+                time.sleep(0.2)
+                started = time.monotonic()
+                for _ in range(5):
+                    other.step("0")
+                assert time.monotonic() - started < 0.8, "another session's step waited for the slow one"
+                stepping.join()
+        finally:
+            for env in (slow, quick, other):
+                env.close()

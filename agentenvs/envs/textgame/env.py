@@ -88,6 +88,12 @@ class TextGameEnv(AgentEnv):
             game.state, game.moves = position
             self._game = game
 
+    @property
+    def quick_steps(self) -> bool:
+        """Whether a step runs in memory and never blocks (a generated game, not one that waits on
+        TextWorld's interpreter), so the env server may run it on its event loop, not a thread."""
+        return isinstance(self._game, Game)
+
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {"admissible_commands": Unicode(MAX_TEXT_CHARS)}
 
