@@ -24,6 +24,7 @@ import agentenvs
 
 CASES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     "terminal (local)": ("terminal/log-error-summary", {"backend": "local"}, ["echo hello", "pwd", "ls | wc -l"]),
+    "terminal (docker)": ("terminal/log-error-summary", {"backend": "docker"}, ["echo hello", "pwd", "ls | wc -l"]),
     "text game": ("textgame/maze-hard-2000001", {}, ["look", "inventory", "north", "south"]),
 }
 
