@@ -243,3 +243,19 @@ def test_verls_worker_plays_each_family_token_in_token_out(variant, tmp_path, mo
     # The YAML entry's make_kwargs reached the loop (verl's hydra instantiation), the row's were added.
     for task_id, _, _, kwargs in out["made"]:
         assert kwargs == {"reward_mode": "sparse", **dict([TEXTGAME[:2], TERMINAL[:2]])[task_id]}
+
+
+def test_the_response_budget_cuts_the_episode_and_the_env_grades_what_was_left(tmp_path, monkeypatch):
+    """``response_length`` tokens: the loop stops there, cuts the response, and ends the episode with ``done``."""
+    budget = 8
+    out = rollout(tmp_path, monkeypatch, "oracle", response_length=budget)
+    batch, extra = out["output"].batch, out["output"].non_tensor_batch
+    prompt_width = batch["prompts"].shape[1]
+    # The text game's first action is a move (0 when graded); the terminal task's is the whole fix (1).
+    for row, score in enumerate([0.0, 1.0]):
+        assert int(batch["attention_mask"][row, prompt_width:].sum()) == budget == batch["responses"].shape[1]
+        assert batch["response_mask"][row].tolist()[:1] == [1]  # the model's first reply, then the env's, cut
+        summary = extra["agentenvs"][row]
+        assert summary["done"] and summary["steps"] == 2 and summary["score"] == score  # one action, then done
+        assert batch["rm_scores"][row, budget - 1] == score == batch["rm_scores"][row].sum()
+    assert [closed for _, _, closed, _ in out["made"]] == [1] * len(CASES)
