@@ -43,6 +43,7 @@ text only.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, Literal
 from uuid import uuid4
 
@@ -62,15 +63,45 @@ Unfinished = Literal["grade", "zero"]
 
 
 def _task(row: dict[str, Any]) -> tuple[str, int | None, dict[str, Any]]:
-    """The row's task id, seed and ``make_kwargs``: columns of their own, else in ``extra_info``."""
+    """The row's task id, seed and ``make_kwargs``: columns of their own, else in ``extra_info``. A Parquet
+    struct column gives every row every key of the column, ``None`` where the row had none: those are dropped."""
     for where in (row, row.get("extra_info") or {}):
         if isinstance(where, dict) and isinstance(where.get("task_id"), str):
             seed = where.get("seed")
-            return where["task_id"], None if seed is None else int(seed), dict(where.get("make_kwargs") or {})
+            make_kwargs = {key: value for key, value in (where.get("make_kwargs") or {}).items() if value is not None}
+            return where["task_id"], None if seed is None else int(seed), make_kwargs
     raise ValueError(
         'the agentenvs agent loop needs a task: give the dataset row extra_info {"task_id": "<family>/<task-id>"}'
         f" (got columns {sorted(row)})"
     )
+
+
+def dataset_rows(
+    task_ids: Sequence[str], seeds: Sequence[int] = (0,), make_kwargs: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Rows for verl's ``RLHFDataset`` (write them to Parquet), one per (task, seed): the env's system prompt
+    as ``prompt``, ``agent_name``, and ``extra_info`` with the task, seed, index and, from ``make_kwargs``
+    (by task id), the task's own ``agentenvs.make`` arguments."""
+    prompts: dict[str, str] = {}
+    for task_id in task_ids:
+        episode = TextEpisode(task_id, make_kwargs=(make_kwargs or {}).get(task_id))
+        prompts[task_id] = episode.system_prompt()
+        episode.close()
+    rows = []
+    for task_id in task_ids:
+        for seed in seeds:
+            extra_info = {"task_id": task_id, "seed": int(seed), "index": len(rows)}
+            if make_kwargs and task_id in make_kwargs:
+                extra_info["make_kwargs"] = dict(make_kwargs[task_id])
+            rows.append(
+                {
+                    "data_source": f"agentenvs/{task_id.split('/', 1)[0]}",
+                    "prompt": [{"role": "system", "content": prompts[task_id]}],
+                    "agent_name": AGENT_NAME,
+                    "extra_info": extra_info,
+                }
+            )
+    return rows
 
 
 class AgentEnvsAgentLoop(_agent_loop.AgentLoopBase):
@@ -109,9 +140,18 @@ class AgentEnvsAgentLoop(_agent_loop.AgentLoopBase):
         pictures.extend(new)
         return [*({"type": "image", "image": image} for image in new), {"type": "text", "text": text}]
 
-    async def _call(self, func: Any, *args: Any) -> Any:
-        """An env call off the event loop, which every agent loop of the worker shares."""
-        return await asyncio.get_running_loop().run_in_executor(None, func, *args)
+    async def _call(self, func: Any, *args: Any, undo: Any = None) -> Any:
+        """An env call off the event loop, which every agent loop of the worker shares. If the rollout is
+        cancelled meanwhile, the call still finishes before the cancellation goes on (so the env is closed
+        after it, never during it) and ``undo`` is given its result (an env made is closed)."""
+        future = asyncio.get_running_loop().run_in_executor(None, func, *args)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            await asyncio.wait([future])
+            if undo is not None and future.exception() is None:
+                undo(future.result())
+            raise
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
         """Play the row's task to the end; an ``AgentLoopOutput`` with the evaluator's score as reward."""
@@ -119,7 +159,9 @@ class AgentEnvsAgentLoop(_agent_loop.AgentLoopBase):
         make_kwargs = {**self.make_kwargs, **make_kwargs}
         metrics: dict[str, Any] = {"num_preempted": -1}
         with _profiler.simple_timer("tool_calls", metrics):
-            episode = await self._call(lambda: TextEpisode(task_id, seed=seed, make_kwargs=make_kwargs))
+            episode = await self._call(
+                lambda: TextEpisode(task_id, seed=seed, make_kwargs=make_kwargs), undo=TextEpisode.close
+            )
         try:
             return await self._play(episode, sampling_params, kwargs, metrics)
         finally:
@@ -193,4 +235,4 @@ class AgentEnvsAgentLoop(_agent_loop.AgentLoopBase):
 if AGENT_NAME not in _agent_loop._agent_loop_registry:
     _agent_loop.register(AGENT_NAME)(AgentEnvsAgentLoop)
 
-__all__ = ["AGENT_NAME", "AgentEnvsAgentLoop"]
+__all__ = ["AGENT_NAME", "AgentEnvsAgentLoop", "dataset_rows"]

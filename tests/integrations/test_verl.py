@@ -16,23 +16,24 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import pandas as pd
 import pytest
 
 from agentenvs.integrations.common import action_to_text, render_observation, scripted_actions
 from tests.integrations.cases import SEED, TERMINAL, TEXTGAME, direct_run
 
 pytest.importorskip("verl", reason="needs verl: pip install 'agentenvs[verl]' (make verl-venv)")
-import torch  # noqa: E402
 import verl  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker  # noqa: E402
 from verl.protocol import DataProto  # noqa: E402
+from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
 from agentenvs.integrations import common  # noqa: E402
+from agentenvs.integrations.verl import dataset_rows  # noqa: E402
 
 END = "<|im_end|>"
 #: Qwen's ChatML, as the Qwen2 model type's Continuous Token builder expects it.
@@ -81,6 +82,7 @@ def trainer_config(tmp_path: Path, model: Path, response_length: int) -> Any:
     rollout.name = "vllm"  # which server verl would start; none is started here
     rollout.prompt_length, rollout.response_length = 2048, response_length
     rollout.agent.agent_loop_config_path = str(tmp_path / "agent_loops.yaml")
+    config.data.max_prompt_length = rollout.prompt_length
     return config
 
 
@@ -115,9 +117,9 @@ class ScriptedServer:
         return TokenOutput(token_ids=ids, log_probs=[logprob(i) for i in range(len(ids))])
 
 
-def record_envs(monkeypatch) -> list[list[Any]]:
-    """Every env made from now on: its task id, the env, how many times it was closed, the make kwargs."""
-    made: list[list[Any]] = []
+def record_envs(monkeypatch, made: list[list[Any]]) -> list[list[Any]]:
+    """Every env made from now on, into ``made``: its task id, the env, how many times it was closed, the
+    make kwargs."""
     make = common.agentenvs.make
 
     def recording(task_id: str, **kwargs: Any) -> Any:
@@ -136,7 +138,14 @@ def record_envs(monkeypatch) -> list[list[Any]]:
     return made
 
 
-def rollout(tmp_path: Path, monkeypatch, variant: str | None, response_length: int = 4096) -> dict[str, Any]:
+def rollout(
+    tmp_path: Path,
+    monkeypatch,
+    variant: str | None,
+    response_length: int = 4096,
+    server_class: type = ScriptedServer,
+    made: list[list[Any]] | None = None,
+) -> dict[str, Any]:
     """One batch (a text game and a terminal task) through verl's ``AgentLoopWorker.generate_sequences``."""
     references = {task_id: direct_run(task_id, make_kwargs, variant) for task_id, make_kwargs, _ in CASES}
     firsts = {task_id: render_observation(ref[0]["obs"], first=True) for task_id, ref in references.items()}
@@ -145,18 +154,14 @@ def rollout(tmp_path: Path, monkeypatch, variant: str | None, response_length: i
     tokenizer_dir = model_dir(tmp_path / "model", corpus)
     config = trainer_config(tmp_path, tokenizer_dir, response_length)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
-    made = record_envs(monkeypatch)
-    server = ScriptedServer(tokenizer, firsts, made, variant)
-    rows = [{"task_id": task_id, "seed": SEED, "make_kwargs": make_kwargs} for task_id, make_kwargs, _ in CASES]
-    batch = DataProto.from_single_dict(
-        {
-            "raw_prompt": objects([[] for _ in rows]),  # no messages of the row's own: the env's system prompt
-            "agent_name": objects(["agentenvs"] * len(rows)),
-            "extra_info": objects(rows),
-            "data_source": objects(["agentenvs"] * len(rows)),
-            "dummy_tensor": torch.zeros(len(rows), 1, dtype=torch.uint8),  # as verl's RLHFDataset adds
-        }
-    )
+    # The batch as verl's trainer makes it: our rows in Parquet, read by its RLHFDataset, collated.
+    task_kwargs = {task_id: make_kwargs for task_id, make_kwargs, _ in CASES if make_kwargs}
+    rows = dataset_rows([task_id for task_id, _, _ in CASES], seeds=[SEED], make_kwargs=task_kwargs)
+    pd.DataFrame(rows).to_parquet(tmp_path / "train.parquet")
+    dataset = RLHFDataset([str(tmp_path / "train.parquet")], tokenizer, config.data, processor=None)
+    batch = DataProto.from_single_dict(collate_fn([dataset[i] for i in range(len(dataset))]))
+    made = record_envs(monkeypatch, [] if made is None else made)
+    server = server_class(tokenizer, firsts, made, variant)
 
     async def run() -> DataProto:
         worker = AgentLoopWorker(config, server)
@@ -171,14 +176,6 @@ def rollout(tmp_path: Path, monkeypatch, variant: str | None, response_length: i
         "references": references,
         "made": made,
     }
-
-
-def objects(values: list[Any]) -> np.ndarray:
-    """A column of a DataProto's non-tensor batch: one Python object per row."""
-    column = np.empty(len(values), dtype=object)
-    for i, value in enumerate(values):
-        column[i] = value
-    return column
 
 
 def segments(mask: list[int]) -> list[tuple[int, int, int]]:
@@ -259,3 +256,20 @@ def test_the_response_budget_cuts_the_episode_and_the_env_grades_what_was_left(t
         assert summary["done"] and summary["steps"] == 2 and summary["score"] == score  # one action, then done
         assert batch["rm_scores"][row, budget - 1] == score == batch["rm_scores"][row].sum()
     assert [closed for _, _, closed, _ in out["made"]] == [1] * len(CASES)
+
+
+class RefusingServer(ScriptedServer):
+    """A server that fails the text game's requests (and serves the others)."""
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], **kwargs: Any) -> TokenOutput:
+        if self.firsts[TEXTGAME[0]] in self.tokenizer.decode(prompt_ids):
+            raise RuntimeError("the inference server is down")
+        return await super().generate(request_id, prompt_ids=prompt_ids, **kwargs)
+
+
+def test_every_env_is_closed_when_a_rollout_fails_and_the_others_are_cancelled(tmp_path, monkeypatch):
+    live: list[list[Any]] = []
+    with pytest.raises(RuntimeError, match="server is down"):
+        rollout(tmp_path, monkeypatch, "oracle", server_class=RefusingServer, made=live)
+    assert sorted(task_id for task_id, _, _, _ in live) == sorted(t for t, _, _ in CASES)
+    assert [closed for _, _, closed, _ in live] == [1] * len(CASES)
