@@ -57,6 +57,7 @@ from agentenvs.integrations.common import (
 
 _agent_loop = require("verl.experimental.agent_loop.agent_loop", "verl", "verl")
 _profiler = require("verl.utils.profiler", "verl", "verl")
+_omegaconf = require("omegaconf", "verl", "verl")
 
 AGENT_NAME = "agentenvs"
 Unfinished = Literal["grade", "zero"]
@@ -121,6 +122,8 @@ class AgentEnvsAgentLoop(_agent_loop.AgentLoopBase):
         super().__init__(*args, **kwargs)
         if images not in ("auto", "never") or unfinished not in ("grade", "zero"):
             raise ValueError(f"images must be auto/never and unfinished grade/zero, got {images!r}, {unfinished!r}")
+        if isinstance(make_kwargs, _omegaconf.DictConfig):  # from the YAML, through hydra
+            make_kwargs = _omegaconf.OmegaConf.to_container(make_kwargs, resolve=True)
         self.make_kwargs = dict(make_kwargs or {})
         self.images: ImageMode = images
         self.unfinished: Unfinished = unfinished
