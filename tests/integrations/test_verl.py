@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from agentenvs.integrations.common import action_to_text, render_observation, scripted_actions
-from tests.integrations.cases import SEED, TERMINAL, TEXTGAME, direct_run
+from tests.integrations.cases import SEED, TERMINAL, TEXTGAME, WEB, direct_run
 
 pytest.importorskip("verl", reason="needs verl: pip install 'agentenvs[verl]' (make verl-venv)")
 import verl  # noqa: E402
@@ -42,6 +42,9 @@ CHATML = (
     "{%- endfor %}{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}"
 )
 CASES = [TEXTGAME, TERMINAL]
+#: The batches the main test runs: a web page's text carries its site's port, so it differs from the
+#: same task played directly, and its screenshot (``screenshot=True``) is not for a text model.
+BATCHES = [pytest.param(CASES, id="textgame+terminal"), pytest.param([WEB], id="web", marks=pytest.mark.web)]
 AGENT_LOOPS_YAML = """\
 - name: agentenvs
   _target_: agentenvs.integrations.verl.AgentEnvsAgentLoop
@@ -92,14 +95,14 @@ def logprob(i: int) -> float:
 
 class ScriptedServer:
     """verl's ``LLMServerClient`` interface with a scripted policy behind it. A request's task is found by
-    its first observation in the prompt; its plan is read from that task's live env (where the oracle
+    its instruction in the prompt; its plan is read from that task's live env (where the oracle
     stages its solution) on the first turn, as the other adapters' scripted policies do; each reply is the
     plan's next action, as token ids and logprobs."""
 
     def __init__(
-        self, tokenizer: PreTrainedTokenizerFast, firsts: dict[str, str], live: list[list], variant: str | None
+        self, tokenizer: PreTrainedTokenizerFast, instructions: dict[str, str], live: list[list], variant: str | None
     ):
-        self.tokenizer, self.firsts, self.live, self.variant = tokenizer, firsts, live, variant
+        self.tokenizer, self.instructions, self.live, self.variant = tokenizer, instructions, live, variant
         self.calls: dict[str, list[dict[str, Any]]] = {}
         self.plans: dict[str, list[Any]] = {}
 
@@ -107,7 +110,7 @@ class ScriptedServer:
         calls = self.calls.setdefault(request_id, [])
         if request_id not in self.plans:
             prompt = self.tokenizer.decode(prompt_ids)
-            (task_id,) = [task_id for task_id, first in self.firsts.items() if first in prompt]
+            (task_id,) = [task_id for task_id, text in self.instructions.items() if text in prompt]
             (env,) = [env for made_id, env, _, _ in self.live if made_id == task_id]
             self.plans[request_id] = scripted_actions(env, self.variant) if self.variant else ["done"]
         plan = self.plans[request_id]
@@ -145,23 +148,25 @@ def rollout(
     response_length: int = 4096,
     server_class: type = ScriptedServer,
     made: list[list[Any]] | None = None,
+    cases: list[tuple] = CASES,
 ) -> dict[str, Any]:
-    """One batch (a text game and a terminal task) through verl's ``AgentLoopWorker.generate_sequences``."""
-    references = {task_id: direct_run(task_id, make_kwargs, variant) for task_id, make_kwargs, _ in CASES}
+    """One batch (by default a text game and a terminal task) through verl's ``AgentLoopWorker.generate_sequences``."""
+    references = {task_id: direct_run(task_id, make_kwargs, variant) for task_id, make_kwargs, _ in cases}
     firsts = {task_id: render_observation(ref[0]["obs"], first=True) for task_id, ref in references.items()}
+    instructions = {task_id: ref[0]["obs"]["instruction"] for task_id, ref in references.items()}
     corpus = [*firsts.values(), END, "done"]
     corpus += [render_observation(r["obs"], first=False) for ref in references.values() for r in ref] * 3
     tokenizer_dir = model_dir(tmp_path / "model", corpus)
     config = trainer_config(tmp_path, tokenizer_dir, response_length)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
     # The batch as verl's trainer makes it: our rows in Parquet, read by its RLHFDataset, collated.
-    task_kwargs = {task_id: make_kwargs for task_id, make_kwargs, _ in CASES if make_kwargs}
-    rows = dataset_rows([task_id for task_id, _, _ in CASES], seeds=[SEED], make_kwargs=task_kwargs)
+    task_kwargs = {task_id: make_kwargs for task_id, make_kwargs, _ in cases if make_kwargs}
+    rows = dataset_rows([task_id for task_id, _, _ in cases], seeds=[SEED], make_kwargs=task_kwargs)
     pd.DataFrame(rows).to_parquet(tmp_path / "train.parquet")
     dataset = RLHFDataset([str(tmp_path / "train.parquet")], tokenizer, config.data, processor=None)
     batch = DataProto.from_single_dict(collate_fn([dataset[i] for i in range(len(dataset))]))
     made = record_envs(monkeypatch, [] if made is None else made)
-    server = server_class(tokenizer, firsts, made, variant)
+    server = server_class(tokenizer, instructions, made, variant)
 
     async def run() -> DataProto:
         worker = AgentLoopWorker(config, server)
@@ -188,14 +193,15 @@ def segments(mask: list[int]) -> list[tuple[int, int, int]]:
     return runs
 
 
+@pytest.mark.parametrize("cases", BATCHES)
 @pytest.mark.parametrize("variant", ["oracle", None], ids=["oracle", "done-at-once"])
-def test_verls_worker_plays_each_family_token_in_token_out(variant, tmp_path, monkeypatch):
-    out = rollout(tmp_path, monkeypatch, variant)
+def test_verls_worker_plays_each_family_token_in_token_out(variant, cases, tmp_path, monkeypatch):
+    out = rollout(tmp_path, monkeypatch, variant, cases=cases)
     output, server, tokenizer = out["output"], out["server"], out["tokenizer"]
     batch, extra = output.batch, output.non_tensor_batch
-    assert len(output) == len(CASES)
+    assert len(output) == len(cases)
     prompt_width = batch["prompts"].shape[1]
-    for row, (task_id, _, _) in enumerate(CASES):
+    for row, (task_id, _, same_text) in enumerate(cases):
         ((request_id, calls),) = [(r, c) for r, c in server.calls.items() if c[0]["task_id"] == task_id]
         expected_score = 1.0 if variant else 0.0
 
@@ -221,9 +227,11 @@ def test_verls_worker_plays_each_family_token_in_token_out(variant, tmp_path, mo
         for _, s, e in model_runs:
             assert logprobs[s:e] == pytest.approx([logprob(i) for i in range(e - s)])
         observations = [render_observation(r["obs"], first=False) for r in out["references"][task_id][1:-1]]
-        assert [tokenizer.decode(response[s:e]) for _, s, e in env_runs] == [
-            f"\n<|im_start|>user\n{text}{END}\n<|im_start|>assistant\n" for text in observations
-        ]
+        replies = [tokenizer.decode(response[s:e]) for _, s, e in env_runs]
+        assert len(replies) == len(observations)
+        for reply, text in zip(replies, observations):
+            assert reply.startswith("\n<|im_start|>user\n") and reply.endswith(f"{END}\n<|im_start|>assistant\n")
+            assert reply == f"\n<|im_start|>user\n{text}{END}\n<|im_start|>assistant\n" or not same_text
         assert all(logprobs[i] == 0.0 for _, s, e in env_runs for i in range(s, e))
         assert batch["response_mask"][row][len(response) :].sum() == 0  # padding
 
@@ -231,15 +239,19 @@ def test_verls_worker_plays_each_family_token_in_token_out(variant, tmp_path, mo
         for call in calls:
             assert call["prompt_ids"] == (prompt + response)[: len(call["prompt_ids"])]
         assert calls[-1]["prompt_ids"] + calls[-1]["token_ids"] == prompt + response
-        assert tokenizer.decode(prompt).endswith(f"{out['firsts'][task_id]}{END}\n<|im_start|>assistant\n")
+        assert (
+            tokenizer.decode(prompt).endswith(f"{out['firsts'][task_id]}{END}\n<|im_start|>assistant\n")
+            or not same_text
+        )
         assert tokenizer.decode(prompt).startswith("<|im_start|>system\n")
+        assert all(call["kwargs"]["image_data"] is None for call in calls)  # a text model: no processor, no images
 
     # Every env the loops made was closed, once.
-    assert sorted(task_id for task_id, _, _, _ in out["made"]) == sorted(t for t, _, _ in CASES)
-    assert [closed for _, _, closed, _ in out["made"]] == [1] * len(CASES)
+    assert sorted(task_id for task_id, _, _, _ in out["made"]) == sorted(t for t, _, _ in cases)
+    assert [closed for _, _, closed, _ in out["made"]] == [1] * len(cases)
     # The YAML entry's make_kwargs reached the loop (verl's hydra instantiation), the row's were added.
     for task_id, _, _, kwargs in out["made"]:
-        assert kwargs == {"reward_mode": "sparse", **dict([TEXTGAME[:2], TERMINAL[:2]])[task_id]}
+        assert kwargs == {"reward_mode": "sparse", **dict(case[:2] for case in cases)[task_id]}
 
 
 def test_the_response_budget_cuts_the_episode_and_the_env_grades_what_was_left(tmp_path, monkeypatch):
@@ -262,7 +274,7 @@ class RefusingServer(ScriptedServer):
     """A server that fails the text game's requests (and serves the others)."""
 
     async def generate(self, request_id: str, *, prompt_ids: list[int], **kwargs: Any) -> TokenOutput:
-        if self.firsts[TEXTGAME[0]] in self.tokenizer.decode(prompt_ids):
+        if self.instructions[TEXTGAME[0]] in self.tokenizer.decode(prompt_ids):
             raise RuntimeError("the inference server is down")
         return await super().generate(request_id, prompt_ids=prompt_ids, **kwargs)
 
