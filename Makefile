@@ -7,12 +7,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The ART adapter's tests run in a venv of their own: openpipe-art 0.5 needs openai<3 (see pyproject.toml).
 ART_VENV := .venv-art
+# So do the verl adapter's: verl 0.9 pins transformers<5.11, and TRL in .venv needs 5.13 or later.
+VERL_VENV := .venv-verl
 PYTEST_TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
-.PHONY: install system venv art-venv run test bench clean distclean
+.PHONY: install system venv art-venv verl-venv run test bench clean distclean
 
-install: system venv art-venv
+install: system venv art-venv verl-venv
 
 # apt packages, the Docker engine, the local base image and the sandbox images.
 system:
@@ -52,6 +54,15 @@ $(ART_VENV)/.installed: pyproject.toml
 	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,server,web]' 'pytest>=8' 'pytest-timeout>=2.3'
 	touch $@
 
+# torch==2.13.0 for the reason given at .installed-trl.
+verl-venv: $(VERL_VENV)/.installed
+
+$(VERL_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/pip install --quiet -e '.[verl,docker,server,web]' 'torch==2.13.0' 'pytest>=8' 'pytest-timeout>=2.3'
+	touch $@
+
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the
 # oracle and the random policy, each run scored with its report.html, then side by side.
 RUNS ?= runs
@@ -76,4 +87,4 @@ clean:
 	rm -rf .pytest_cache .test-logs build dist
 
 distclean: clean
-	rm -rf $(VENV) $(ART_VENV)
+	rm -rf $(VENV) $(ART_VENV) $(VERL_VENV)
