@@ -6,16 +6,20 @@ counts tabs and breaks. ``fuzzy_match`` and ``content_only`` score with a
 similarity ratio in [0, 1] as OSWorld's ``fuzz.ratio / 100``.
 ``fuzzy_place_math`` counts words, so it reads paragraphs exactly as
 python-docx does and scores with the exact ratio (``indel_ratio``).
+``compare_docx_images`` compares the images' pixels as Pillow decodes them
+(``png``).
 """
 
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from evaluators.office import _W, OfficeError, _open, _xml
+from evaluators import png
+from evaluators.office import _PKG_REL, _W, OfficeError, _open, _xml
 from evaluators.osworld import metric
 
 
@@ -248,3 +252,43 @@ def fuzzy_place_math(result: Any, rules: dict[str, Any]) -> float:
     if len(words) != 3:
         return 0.0
     return sum(max((indel_ratio(w, ans) for ans in rules["expected"]), default=0.0) for w in words) / 3
+
+
+def _images(data: Any) -> list[bytes] | None:
+    """The document part's image relationships' targets, in the ``.rels`` order python-docx keeps; None unreadable."""
+    if not data:
+        return None
+    try:
+        with _open(data) as archive:
+            images = []
+            for rel in _xml(archive, "word/_rels/document.xml.rels").iter(f"{_PKG_REL}Relationship"):
+                if "image" not in rel.get("Type", ""):
+                    continue
+                if rel.get("TargetMode") == "External":
+                    return None  # python-docx has no part to read there: upstream's metric fails
+                target = rel.get("Target", "")
+                name = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"word/{target}")
+                images.append(archive.read(name))
+            return images
+    except (OfficeError, KeyError, ET.ParseError):
+        return None
+
+
+def _same_pixels(a: bytes, b: bytes) -> bool:
+    """Pillow's ``tobytes()`` of both are equal: the same file, or two PNGs decoding to the same bytes."""
+    if a == b:
+        return True
+    try:
+        return png.decode(a)[3] == png.decode(b)[3]
+    except png.PngError:
+        return False  # two different files of a format only Pillow decodes
+
+
+@metric
+def compare_docx_images(result: Any, expected: Any) -> float:
+    """As many images in both documents, pairwise in relationship order of the same pixel bytes (not size or mode,
+    as upstream compares ``tobytes()`` only)."""
+    a, b = _images(result), _images(expected)
+    if a is None or b is None or len(a) != len(b):
+        return 0.0
+    return float(all(_same_pixels(x, y) for x, y in zip(a, b)))

@@ -7,6 +7,10 @@ import base64
 import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from agentenvs.cli import app
+from agentenvs.envs.gui.osworld_task import OSWorldTask, needs_profile
 from evaluators import run_check
 from evaluators.osworld_docs import indel_ratio
 from evaluators.osworld_table import table_limits
@@ -277,11 +281,6 @@ GRADED = {
 
 
 def test_tasks_using_the_four_import_and_score_one_and_zero_from_the_root(tmp_path, monkeypatch):
-    from typer.testing import CliRunner
-
-    from agentenvs.cli import app
-    from agentenvs.envs.gui.osworld_task import OSWorldTask, needs_profile
-
     src, assets, out = tmp_path / "evaluation_examples", tmp_path / "assets", tmp_path / "tasks"
     for name, data in TASKS.items():
         (src / "examples" / name).parent.mkdir(parents=True, exist_ok=True)
