@@ -102,6 +102,19 @@ def _unpack(rows: bytes, width: int, height: int, depth: int, stride: int, scale
     return bytes(out)
 
 
+def palette(data: bytes) -> bytes:
+    """The ``PLTE`` chunk's RGB triples (empty without one): what mode ``P``'s indices name."""
+    pos = len(SIGNATURE)
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if kind == b"PLTE":
+            return data[pos + 8 : pos + 8 + length]
+        if kind in (b"IDAT", b"IEND"):
+            break
+        pos += 12 + length
+    return b""
+
+
 def decode(data: bytes) -> tuple[str, int, int, bytes]:
     """(mode, width, height, pixels): the mode Pillow opens the PNG in and its ``tobytes()``."""
     (width, height, depth, ctype, _, _, interlace), packed = _header_and_data(data)
