@@ -7,13 +7,17 @@ scikit-image 0.26) on these same images; the state checker has neither.
 from __future__ import annotations
 
 import base64
+import io
 import json
+import zipfile
 
 from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.envs.gui.importer import classify
 from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.osworld_images import compare_images
+from tests.gui.ooxml import PR, P, R, rels
+from tests.gui.ooxml import A as A_NS
 from tests.gui.pngfile import encode
 
 C1 = (0.01 * 255) ** 2
@@ -76,3 +80,69 @@ def test_a_task_graded_by_it_imports_and_scores_from_the_root(tmp_path, monkeypa
     for image, passed in ((encode(rgb(12, 9, 1), 12), True), (B, False)):
         (tmp_path / "root" / path.lstrip("/")).write_bytes(image)
         assert run_check("osworld", args)["passed"] is passed
+
+
+# -- check_image_stretch_and_center: the picture's geometry in the saved deck ---------------------------
+
+WIDTH, HEIGHT, INCH = 12192000, 6858000, 914400  # a 16:9 slide in EMU
+
+
+def pic(image: int, x: int, y: int, cx: int, cy: int, *, placeholder: bool = False) -> str:
+    ph = "<p:ph type='pic'/>" if placeholder else ""
+    xfrm = f'<a:xfrm><a:off x="{x}" y="{y}"/><a:ext cx="{cx}" cy="{cy}"/></a:xfrm>'
+    return f'<p:pic><p:nvPicPr><p:cNvPr id="{image + 2}" name="p"/><p:cNvPicPr/><p:nvPr>{ph}</p:nvPr></p:nvPicPr><p:blipFill><a:blip r:embed="rId{image}"/></p:blipFill><p:spPr>{xfrm}</p:spPr></p:pic>'  # fmt: skip
+
+
+def deck(*shapes: str, images: tuple[bytes, ...] = (A, B)) -> bytes:
+    """One slide holding ``shapes``; picture ``n`` (``pic(n, ...)``) shows ``images[n]``."""
+    ns = f'xmlns:p="{P}" xmlns:a="{A_NS}" xmlns:r="{R}"'
+    links = "".join(f'<Relationship Id="rId{i}" Type="x/image" Target="../media/image{i}.png"/>' for i in range(len(images)))  # fmt: skip
+    parts = {
+        "ppt/presentation.xml": f'<p:presentation {ns}><p:sldIdLst><p:sldId id="256" r:id="rId1"/></p:sldIdLst><p:sldSz cx="{WIDTH}" cy="{HEIGHT}"/></p:presentation>',  # fmt: skip
+        "ppt/_rels/presentation.xml.rels": rels({"rId1": "slides/slide1.xml"}),
+        "ppt/slides/slide1.xml": f"<p:sld {ns}><p:cSld><p:spTree>{''.join(shapes)}</p:spTree></p:cSld></p:sld>",
+        "ppt/slides/_rels/slide1.xml.rels": f'<Relationships xmlns="{PR}">{links}</Relationships>',
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+        for i, image in enumerate(images):
+            z.writestr(f"ppt/media/image{i}.png", image)
+    return buf.getvalue()
+
+
+ORIGINAL = deck(pic(0, INCH, INCH, 4 * INCH, 3 * INCH), pic(1, 0, 0, INCH, INCH))
+
+
+def stretched(result: bytes) -> float:
+    refs = [{"data_b64": base64.b64encode(d).decode()} for d in (result, ORIGINAL)]
+    return run_check("osworld", {"metrics": [{"func": "check_image_stretch_and_center", "result": refs[0], "expected": refs[1]}]})["score"]  # fmt: skip
+
+
+def test_the_picture_stretched_over_the_slide_and_centred_passes():
+    assert stretched(deck(pic(1, 0, 0, INCH, INCH), pic(0, 0, 0, WIDTH, HEIGHT))) == 1.0
+    near = INCH // 2 - 1000  # within half an inch each way
+    assert stretched(deck(pic(0, -near, near, WIDTH + near, HEIGHT - near))) == 1.0
+    # upstream takes the last picture with the same image bytes
+    assert stretched(deck(pic(0, 0, 0, INCH, INCH), pic(0, 0, 0, WIDTH, HEIGHT))) == 1.0
+    assert stretched(deck(pic(0, 0, 0, WIDTH, HEIGHT), pic(0, 0, 0, INCH, INCH))) == 0.0
+
+
+def test_kept_in_proportion_off_centre_or_another_image_scores_zero():
+    ratio = 4 * HEIGHT // 3  # proportional: as high as the slide, not as wide
+    assert stretched(deck(pic(0, (WIDTH - ratio) // 2, 0, ratio, HEIGHT))) == 0.0
+    assert stretched(deck(pic(0, INCH, 0, WIDTH, HEIGHT))) == 0.0  # an inch to the right
+    assert stretched(deck(pic(1, 0, 0, WIDTH, HEIGHT))) == 0.0  # the other picture stretched
+    assert stretched(deck(pic(0, 0, 0, WIDTH, HEIGHT, placeholder=True))) == 0.0  # a placeholder is not a PICTURE
+    assert stretched(b"not a deck") == 0.0
+
+
+def test_a_task_graded_by_the_picture_geometry_imports(tmp_path):
+    url, path = "https://files.example.invalid/i/deck.pptx", "/home/user/Desktop/deck.pptx"
+    evaluator = {"func": "check_image_stretch_and_center", "result": {"type": "vm_file", "path": path, "dest": "d.pptx"}, "expected": {"type": "cloud_file", "path": url, "dest": "o.pptx"}}  # fmt: skip
+    task = {"id": "i2", "snapshot": "libreoffice_impress", "instruction": "Do it.", "source": "test", "config": [], "evaluator": evaluator}  # fmt: skip
+    (tmp_path / "files.example.invalid/i").mkdir(parents=True)
+    (tmp_path / "files.example.invalid/i/deck.pptx").write_bytes(ORIGINAL)
+    assert classify("libreoffice_impress", task, AssetIndex(tmp_path)).status == "imported"
+    assert classify("libreoffice_impress", task, AssetIndex(None)).status == "assets"
