@@ -13,6 +13,8 @@ rounding. Only PNGs are decoded (``png``); any other file scores 0.
 from __future__ import annotations
 
 import math
+import operator
+from itertools import accumulate
 from typing import Any
 
 from evaluators import png
@@ -96,13 +98,10 @@ def resize(width: int, height: int, px: bytes, new: tuple[int, int]) -> bytes:
 
 
 def _integral(values: list[int], width: int, height: int) -> list[list[int]]:
+    """Summed-area table: entry [y][x] is the sum of the values above and left of pixel (x, y)."""
     table = [[0] * (width + 1)]
     for y in range(height):
-        run, above, row = 0, table[-1], [0]
-        for x in range(width):
-            run += values[y * width + x]
-            row.append(above[x + 1] + run)
-        table.append(row)
+        table.append([0, *map(operator.add, table[-1][1:], accumulate(values[y * width : (y + 1) * width]))])
     return table
 
 
@@ -120,14 +119,21 @@ def ssim(a: bytes, b: bytes, width: int, height: int) -> float:
     ]
     n = win * win
     cov_norm, c1, c2 = n / (n - 1), (0.01 * 255) ** 2, (0.03 * 255) ** 2
+
+    def pixel(sx: int, sy: int, sxx: int, syy: int, sxy: int) -> float:
+        ux, uy = sx / n, sy / n
+        vx, vy = cov_norm * (sxx / n - ux * ux), cov_norm * (syy / n - uy * uy)
+        vxy = cov_norm * (sxy / n - ux * uy)
+        return ((2 * ux * uy + c1) * (2 * vxy + c2)) / ((ux * ux + uy * uy + c1) * (vx + vy + c2))
+
     total = 0.0
     for y in range(r, height - r):
-        for x in range(r, width - r):
-            sx, sy, sxx, syy, sxy = (t[y + r + 1][x + r + 1] - t[y - r][x + r + 1] - t[y + r + 1][x - r] + t[y - r][x - r] for t in tables)  # fmt: skip
-            ux, uy = sx / n, sy / n
-            vx, vy = cov_norm * (sxx / n - ux * ux), cov_norm * (syy / n - uy * uy)
-            vxy = cov_norm * (sxy / n - ux * uy)
-            total += ((2 * ux * uy + c1) * (2 * vxy + c2)) / ((ux * ux + uy * uy + c1) * (vx + vy + c2))
+        # each table's 7x7 window sums along the row: bottom-right - top-right - bottom-left + top-left
+        sums = [
+            [d - c - b + a for a, b, c, d in zip(t[y - r], t[y + r + 1], t[y - r][win:], t[y + r + 1][win:])]
+            for t in tables
+        ]
+        total += sum(map(pixel, *sums))
     return total / ((width - 2 * r) * (height - 2 * r))
 
 

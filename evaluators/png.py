@@ -64,14 +64,17 @@ def _unfilter(raw: bytes, stride: int, bpp: int, height: int) -> bytearray:
     """The scanlines without their filter bytes, each filter (None, Sub, Up, Average, Paeth) undone."""
     out = bytearray()
     prev = bytearray(stride)
+    high = int.from_bytes(b"\x80" * stride, "big")
+    low = high >> 7 | high >> 6 | high >> 5 | high >> 4 | high >> 3 | high >> 2 | high >> 1
     for row in range(height):
         start = row * (stride + 1)
         kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         if kind == 1:
             for i in range(bpp, stride):
                 line[i] = (line[i] + line[i - bpp]) & 255
-        elif kind == 2:
-            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif kind == 2:  # bytewise sums in one big integer: the low 7 bits add, bit 7 is their carry xor both
+            a, b = int.from_bytes(line, "big"), int.from_bytes(prev, "big")
+            line = bytearray((((a & low) + (b & low)) ^ ((a ^ b) & high)).to_bytes(stride, "big"))
         elif kind == 3:
             for i in range(stride):
                 left = line[i - bpp] if i >= bpp else 0
