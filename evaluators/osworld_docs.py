@@ -19,7 +19,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from evaluators import png
-from evaluators.office import _PKG_REL, _W, OfficeError, _open, _xml
+from evaluators.office import _PKG_REL, _W, OfficeError, _open, _xml, member
 from evaluators.osworld import metric
 
 
@@ -268,7 +268,7 @@ def _images(data: Any) -> list[bytes] | None:
                     return None  # python-docx has no part to read there: upstream's metric fails
                 target = rel.get("Target", "")
                 name = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"word/{target}")
-                images.append(archive.read(name))
+                images.append(member(archive, name))
             return images
     except (OfficeError, KeyError, ET.ParseError):
         return None

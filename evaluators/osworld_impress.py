@@ -12,7 +12,7 @@ import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from evaluators.office import _A, _REL, OfficeError, _open, _xml
+from evaluators.office import _A, _REL, OfficeError, _open, _xml, member
 from evaluators.osworld import _text, metric
 from evaluators.osworld_slides import _P, _Deck, _geometry, _shapes
 from evaluators.xlsx import _rels
@@ -164,12 +164,12 @@ def check_image_stretch_and_center(result: Any, expected: Any) -> float:
             return 0.0
         if wanted[0][1] is None:
             return 0.0  # python-pptx cannot read the image: upstream's metric fails
-        blob = original.archive.read(wanted[0][1])
+        blob = member(original.archive, wanted[0][1])
         match = None
         for shape, part in _first_slide_pictures(modified):
             if part is None:
                 return 0.0
-            if modified.archive.read(part) == blob:
+            if member(modified.archive, part) == blob:
                 match = shape
         geometry = _geometry(match) if match is not None else None
     except (OfficeError, KeyError, ValueError, IndexError, AttributeError, ET.ParseError):
