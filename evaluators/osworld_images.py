@@ -1,4 +1,5 @@
-"""OSWorld's ``compare_images`` on PNGs: Pillow's grey conversion and Lanczos resize, then scikit-image's SSIM.
+"""OSWorld's ``compare_images`` on PNGs (Pillow's grey conversion and Lanczos resize, then scikit-image's
+SSIM) and ``compare_image_list`` (no pixel differs).
 
 Upstream opens both images with Pillow, converts them to ``L``, resizes both
 to the smaller size (``min`` of the two (width, height) tuples, so by width
@@ -153,3 +154,29 @@ def compare_images(result: Any, expected: Any, **options: Any) -> float:
     if base is None:
         return score
     return (score - base) / (1 - base) if score >= base + 0.01 else 0.0
+
+
+def _no_difference(pred: bytes, gold: bytes) -> bool:
+    """``ImageChops.difference(pred, gold).getbbox()`` is None: the same file, or PNGs of the same size and mode
+    whose pixels differ nowhere (only in colour where both have alpha: ``getbbox`` then reads alpha alone).
+
+    Upstream first resizes and converts the prediction to the gold's size and mode; images that would need
+    that, and different files of another format (JPEG), count as different here."""
+    if pred == gold:
+        return True
+    try:
+        (mode, *size, a), (gold_mode, *gold_size, b) = png.decode(pred), png.decode(gold)
+    except png.PngError:
+        return False
+    if (mode, size) != (gold_mode, gold_size):
+        return False
+    if mode in ("RGBA", "LA"):
+        return a[len(mode) - 1 :: len(mode)] == b[len(mode) - 1 :: len(mode)]
+    return a == b
+
+
+@metric
+def compare_image_list(result: Any, expected: Any) -> float:
+    """Each predicted image, paired in order with its gold one (as far as both lists go), shows no difference."""
+    pairs = zip(result, expected) if isinstance(result, list) else [(result, expected)]
+    return float(all(pred and gold and _no_difference(pred, gold) for pred, gold in pairs))

@@ -146,3 +146,63 @@ def test_a_task_graded_by_the_picture_geometry_imports(tmp_path):
     (tmp_path / "files.example.invalid/i/deck.pptx").write_bytes(ORIGINAL)
     assert classify("libreoffice_impress", task, AssetIndex(tmp_path)).status == "imported"
     assert classify("libreoffice_impress", task, AssetIndex(None)).status == "assets"
+
+
+# -- compare_image_list: no pixel differs ---------------------------------------------------------------
+
+PHOTO, OTHER = b"\xff\xd8\xff\xe0 photo 1", b"\xff\xd8\xff\xe0 photo 2"  # JPEG-looking files: compared as files
+ROWS_RGB = rgb(5, 4, 3)
+
+
+def listed(result: list, expected: list) -> float:
+    refs = [{"list": [{"data_b64": base64.b64encode(d).decode()} if d is not None else {"file": "/nonexistent"} for d in side]} for side in (result, expected)]  # fmt: skip
+    return run_check("osworld", {"metrics": [{"func": "compare_image_list", "result": refs[0], "expected": refs[1]}]})["score"]  # fmt: skip
+
+
+def rgba(alpha: int, red: int = 10) -> bytes:
+    return encode([bytes([red, 20, 30, alpha]) * 4 for _ in range(3)], 4, ctype=6)
+
+
+def test_the_same_photos_in_order_pass_and_a_wrong_or_missing_one_fails():
+    assert listed([PHOTO, OTHER], [PHOTO, OTHER]) == 1.0
+    assert listed([OTHER, PHOTO], [PHOTO, OTHER]) == 0.0
+    assert listed([PHOTO, None], [PHOTO, OTHER]) == 0.0
+    assert listed([PHOTO], [PHOTO, OTHER]) == 1.0  # upstream zips the two lists: the shorter one decides
+
+
+def test_pngs_compare_by_pixels_as_imagechops_and_getbbox_do():
+    assert listed([encode(ROWS_RGB, 5, filters=(4,))], [encode(ROWS_RGB, 5)]) == 1.0  # re-encoded
+    changed = [ROWS_RGB[0][:-1] + b"\x01", *ROWS_RGB[1:]]
+    assert listed([encode(changed, 5)], [encode(ROWS_RGB, 5)]) == 0.0
+    assert listed([rgba(255, red=99)], [rgba(255)]) == 1.0  # with alpha, getbbox reads the alpha channel alone
+    assert listed([rgba(7)], [rgba(255)]) == 0.0
+    assert listed([encode(ROWS_RGB[:3], 5)], [encode(ROWS_RGB, 5)]) == 0.0  # upstream would resize first
+
+
+def test_a_task_graded_by_the_image_list_imports_and_scores_from_the_root(tmp_path, monkeypatch):
+    names = ["a.jpg", "b.jpg"]
+    result = {"type": "vm_file", "path": [f"/home/user/Desktop/out/{n}" for n in names], "dest": names, "multi": "true"}
+    gold = {"type": "cloud_file", "path": [f"https://files.example.invalid/l/{n}" for n in names], "dest": names, "multi": "true"}  # fmt: skip
+    both = {"func": "compare_image_list", "result": {**result, "gives": [0, 1]}, "expected": {**gold, "gives": [0, 1]}}
+    task = {"id": "l1", "snapshot": "multi_apps", "instruction": "Do it.", "source": "test", "config": [], "evaluator": both}  # fmt: skip
+    (tmp_path / "assets/files.example.invalid/l").mkdir(parents=True)
+    for name, data in zip(names, (PHOTO, OTHER)):
+        (tmp_path / "assets/files.example.invalid/l" / name).write_bytes(data)
+    assert classify("multi_apps", task, AssetIndex(tmp_path / "assets")).status == "imported"
+    (tmp_path / "both.json").write_text(json.dumps(task))
+    # without "gives", upstream's getters give the first file only: so does the import
+    (tmp_path / "first.json").write_text(
+        json.dumps({**task, "evaluator": {**both, "result": result, "expected": gold}})
+    )
+    checks = {name: OSWorldTask(tmp_path / f"{name}.json", tmp_path / "assets").check_args() for name in ("both", "first")}  # fmt: skip
+    monkeypatch.setenv("AGENTENVS_STATE_ROOT", str(tmp_path / "root"))
+    out = tmp_path / "root/home/user/Desktop/out"
+    out.mkdir(parents=True)
+    (out / "a.jpg").write_bytes(PHOTO)
+    assert [run_check("osworld", checks[n])["score"] for n in ("both", "first")] == [0.0, 1.0]  # b.jpg missing
+    (out / "b.jpg").write_bytes(OTHER)
+    assert [run_check("osworld", checks[n])["score"] for n in ("both", "first")] == [1.0, 1.0]
+    (out / "b.jpg").write_bytes(PHOTO)
+    assert [run_check("osworld", checks[n])["score"] for n in ("both", "first")] == [0.0, 1.0]
+    (out / "a.jpg").write_bytes(OTHER)
+    assert run_check("osworld", checks["first"])["score"] == 0.0
