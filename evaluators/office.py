@@ -26,14 +26,19 @@ class OfficeError(ValueError):
     """The file is not a readable Office Open XML file."""
 
 
-def _xml(archive: zipfile.ZipFile, name: str) -> ET.Element:
+def member(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A part's bytes, refused above ``MAX_MEMBER`` (the size the zip declares; zipfile checks it while reading)."""
     try:
         info = archive.getinfo(name)
     except KeyError:
         raise OfficeError(f"no {name} in the file") from None
     if info.file_size > MAX_MEMBER:
         raise OfficeError(f"{name} is too large")
-    return ET.fromstring(archive.read(info))
+    return archive.read(info)
+
+
+def _xml(archive: zipfile.ZipFile, name: str) -> ET.Element:
+    return ET.fromstring(member(archive, name))
 
 
 def _open(data: bytes) -> zipfile.ZipFile:

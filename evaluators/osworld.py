@@ -52,6 +52,7 @@ METRIC_MODULES = (
     "osworld_chrome",
     "osworld_docs",
     "osworld_files",
+    "osworld_images",
     "osworld_impress",
     "osworld_more",
     "osworld_slides",

@@ -90,7 +90,7 @@ def _from_preferences(getter: str, prefs: Any) -> Any:
             "enable_enhanced_safety_browsing": "false",
             "chrome_appearance_mode_ui": "system",
             "find_unpacked_extension_path": [],
-            "find_installed_extension_name": [],
+            "find_installed_extension_name": "Google",
         }
         return fallbacks.get(getter)
     if getter == "profile_name":
@@ -114,11 +114,14 @@ def _from_preferences(getter: str, prefs: Any) -> Any:
         return "true" if isinstance(values, dict) and values.get("cookies") == 4 else "false"
     if getter == "chrome_appearance_mode_ui":
         return _color_scheme(prefs)
+    if getter == "find_installed_extension_name":
+        try:
+            return [entry["manifest"]["name"] for entry in prefs.get("extensions", {}).get("settings", {}).values()]
+        except (KeyError, TypeError, AttributeError):
+            return "Google"  # upstream's getter answers this when an entry has no manifest name
     settings = prefs.get("extensions", {}).get("settings", {})
     if getter == "find_unpacked_extension_path":
         return [s.get("path") for s in settings.values() if isinstance(s, dict)]
-    if getter == "find_installed_extension_name":
-        return [s.get("manifest", {}).get("name") for s in settings.values() if isinstance(s, dict)]
     raise KeyError(getter)
 
 
@@ -287,3 +290,22 @@ def is_expected_url_pattern_match(result: Any, rules: dict[str, Any]) -> float:
     if not result or not isinstance(url, str):
         return 0.0
     return float(all(re.search(pattern, url) for pattern in rules["expected"]))
+
+
+#: Names the Chrome Web Store has given the same extension; upstream counts each group as one name.
+_EXTENSION_ALIASES = ({"Zoom Chrome Extension", "Zoom for Google Chrome"},)
+
+
+def _extension(name: Any) -> Any:
+    return next((min(group) for group in _EXTENSION_ALIASES if name in group), name)
+
+
+@metric
+def is_expected_installed_extensions(result: Any, expected: dict[str, Any]) -> float:
+    """Every expected extension name is among the installed ones (aliases as one name); nothing installed scores 0.
+
+    The getter's ``"Google"`` (a profile it could not read) is iterated as upstream does, by character.
+    """
+    if not result:
+        return 0.0
+    return float({_extension(n) for n in expected["expected"]} <= {_extension(n) for n in result})

@@ -4,16 +4,22 @@ Paragraphs are the body's own (``w:body/w:p``, not those inside tables), as
 python-docx's ``Document.paragraphs`` that OSWorld uses; a paragraph's text
 counts tabs and breaks. ``fuzzy_match`` and ``content_only`` score with a
 similarity ratio in [0, 1] as OSWorld's ``fuzz.ratio / 100``.
+``fuzzy_place_math`` counts words, so it reads paragraphs exactly as
+python-docx does and scores with the exact ratio (``indel_ratio``).
+``compare_docx_images`` compares the images' pixels as Pillow decodes them
+(``png``).
 """
 
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from evaluators.office import _W, OfficeError, _open, _xml
+from evaluators import png
+from evaluators.office import _PKG_REL, _W, OfficeError, _open, _xml, member
 from evaluators.osworld import metric
 
 
@@ -181,3 +187,108 @@ def compare_docx_tables(result: Any, expected: Any, **options: Any) -> float:
         if [[c.strip() for c in r] for r in gx] != [[c.strip() for c in r] for r in gy]:
             return 0.0
     return 1.0
+
+
+def _run_text(run: ET.Element) -> str:
+    """python-docx's ``Run.text``: its own ``w:t``, tabs, carriage returns, line (not page) breaks, hard hyphens."""
+    out = []
+    for node in run:
+        if node.tag == f"{_W}t":
+            out.append(node.text or "")
+        elif node.tag in (f"{_W}tab", f"{_W}ptab"):
+            out.append("\t")
+        elif node.tag == f"{_W}cr" or node.tag == f"{_W}br" and node.get(f"{_W}type", "textWrapping") == "textWrapping":
+            out.append("\n")
+        elif node.tag == f"{_W}noBreakHyphen":
+            out.append("-")
+    return "".join(out)
+
+
+def python_docx_text(p: ET.Element) -> str:
+    """python-docx 1.x's ``Paragraph.text``: the paragraph's own runs and its hyperlinks' runs, nothing deeper.
+
+    Stricter than ``paragraph_text``: a metric that counts words must split where upstream does
+    (a page break joins words there; runs in tracked insertions or content controls are not read).
+    """
+    out = []
+    for child in p:
+        if child.tag == f"{_W}r":
+            out.append(_run_text(child))
+        elif child.tag == f"{_W}hyperlink":
+            out += [_run_text(r) for r in child if r.tag == f"{_W}r"]
+    return "".join(out)
+
+
+def indel_ratio(a: str, b: str) -> float:
+    """rapidfuzz's ``fuzz.ratio`` / 100 exactly: 2 * LCS / (len a + len b), 1 for two empty strings.
+
+    ``difflib`` (``_ratio``) only approximates it; the LCS here is Hyyrö's bit-parallel one, the
+    shorter string as the bit vector.
+    """
+    if not a and not b:
+        return 1.0
+    if len(a) < len(b):
+        a, b = b, a
+    masks: dict[str, int] = {}
+    for i, ch in enumerate(b):
+        masks[ch] = masks.get(ch, 0) | 1 << i
+    full = (1 << len(b)) - 1
+    v = full
+    for ch in a:
+        u = v & masks.get(ch, 0)
+        v = ((v + u) | (v - u)) & full
+    lcs = len(b) - bin(v).count("1")
+    return 2 * lcs / (len(a) + len(b))
+
+
+@metric
+def fuzzy_place_math(result: Any, rules: dict[str, Any]) -> float:
+    """Exactly three whitespace-separated words in the body's paragraphs, each scored by its best
+    ``fuzz.ratio`` against the expected addresses; the mean of the three (upstream's, word count included)."""
+    body = _read(result)
+    if body is None:
+        return 0.0
+    words = [w for p in body.findall(f"{_W}p") for w in python_docx_text(p).split()]
+    if len(words) != 3:
+        return 0.0
+    return sum(max((indel_ratio(w, ans) for ans in rules["expected"]), default=0.0) for w in words) / 3
+
+
+def _images(data: Any) -> list[bytes] | None:
+    """The document part's image relationships' targets, in the ``.rels`` order python-docx keeps; None unreadable."""
+    if not data:
+        return None
+    try:
+        with _open(data) as archive:
+            images = []
+            for rel in _xml(archive, "word/_rels/document.xml.rels").iter(f"{_PKG_REL}Relationship"):
+                if "image" not in rel.get("Type", ""):
+                    continue
+                if rel.get("TargetMode") == "External":
+                    return None  # python-docx has no part to read there: upstream's metric fails
+                target = rel.get("Target", "")
+                name = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"word/{target}")
+                images.append(member(archive, name))
+            return images
+    except (OfficeError, KeyError, ET.ParseError):
+        return None
+
+
+def _same_pixels(a: bytes, b: bytes) -> bool:
+    """Pillow's ``tobytes()`` of both are equal: the same file, or two PNGs decoding to the same bytes."""
+    if a == b:
+        return True
+    try:
+        return png.decode(a)[3] == png.decode(b)[3]
+    except png.PngError:
+        return False  # two different files of a format only Pillow decodes
+
+
+@metric
+def compare_docx_images(result: Any, expected: Any) -> float:
+    """As many images in both documents, pairwise in relationship order of the same pixel bytes (not size or mode,
+    as upstream compares ``tobytes()`` only)."""
+    a, b = _images(result), _images(expected)
+    if a is None or b is None or len(a) != len(b):
+        return 0.0
+    return float(all(_same_pixels(x, y) for x, y in zip(a, b)))

@@ -12,9 +12,10 @@ import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from evaluators.office import _A, OfficeError, _open, _xml
+from evaluators.office import _A, _REL, OfficeError, _open, _xml, member
 from evaluators.osworld import _text, metric
-from evaluators.osworld_slides import _P, _Deck
+from evaluators.osworld_slides import _P, _Deck, _geometry, _shapes
+from evaluators.xlsx import _rels
 
 _OOR = "{http://openoffice.org/2001/registry}"
 
@@ -129,3 +130,52 @@ def check_auto_saving_time(result: Any, rules: dict[str, Any]) -> float:
 def find_default_font(result: Any, rules: dict[str, Any]) -> float:
     """Writer's default (Standard) font is ``font_name``."""
     return float(_setting(result, "/org.openoffice.Office.Writer/DefaultFont", "Standard") == rules["font_name"])
+
+
+#: python-pptx's ``Inches(0.5)`` in EMU
+_HALF_INCH = 457200
+
+
+def _first_slide_pictures(deck: _Deck) -> list[tuple[ET.Element, str | None]]:
+    """python-pptx's PICTURE shapes of the first slide (own ``p:pic``, not placeholders or movies), each with
+    its image part's path (None when the picture embeds none)."""
+    slide = deck.slides[0]
+    rels = _rels(deck.archive, slide)
+    found = []
+    for shape in _shapes(_xml(deck.archive, slide)):
+        nvpr = shape.find(f"{_P}nvPicPr/{_P}nvPr")
+        if shape.tag != f"{_P}pic" or nvpr is not None and (nvpr.find(f"{_P}ph") is not None or nvpr.find(f"{_A}videoFile") is not None):  # fmt: skip
+            continue
+        blip = shape.find(f"{_P}blipFill/{_A}blip")
+        found.append((shape, rels.get(blip.get(f"{_REL}embed", "")) if blip is not None else None))
+    return found
+
+
+@metric
+def check_image_stretch_and_center(result: Any, expected: Any) -> float:
+    """The original's first picture on the first slide (the last with the same image bytes, as upstream) now
+    fills the original's slide size and is centred, each within half an inch."""
+    try:
+        original, modified = _Deck(expected), _Deck(result)
+        size = _xml(original.archive, "ppt/presentation.xml").find(f"{_P}sldSz")
+        width, height = int(size.get("cx", "")), int(size.get("cy", ""))  # type: ignore[union-attr]
+        wanted = _first_slide_pictures(original)
+        if not wanted:
+            return 0.0
+        if wanted[0][1] is None:
+            return 0.0  # python-pptx cannot read the image: upstream's metric fails
+        blob = member(original.archive, wanted[0][1])
+        match = None
+        for shape, part in _first_slide_pictures(modified):
+            if part is None:
+                return 0.0
+            if member(modified.archive, part) == blob:
+                match = shape
+        geometry = _geometry(match) if match is not None else None
+    except (OfficeError, KeyError, ValueError, IndexError, AttributeError, ET.ParseError):
+        return 0.0
+    if geometry is None:
+        return 0.0
+    left, top, w, h = geometry
+    far = abs(w - width) > _HALF_INCH or abs(h - height) > _HALF_INCH
+    return float(not (far or abs(left - (width - w) / 2) > _HALF_INCH or abs(top - (height - h) / 2) > _HALF_INCH))

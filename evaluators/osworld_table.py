@@ -1,4 +1,5 @@
-"""OSWorld's ``compare_table``: its rules over a result workbook and an optional expected one.
+"""OSWorld's ``compare_table``: its rules over a result workbook and an optional expected one; and
+``compare_conference_city_in_order``, a column of cities read as openpyxl reads it.
 
 Rules run in order and the first that fails scores 0 (OSWorld's
 semantics). Cell data comes from ``office.read_xlsx``; sheet views, rows,
@@ -11,7 +12,9 @@ from __future__ import annotations
 import builtins
 import operator
 import re
+import unicodedata
 from typing import Any
+from xml.etree.ElementTree import ParseError
 
 from evaluators._registry import ArgumentError
 from evaluators.office import OfficeError, read_xlsx
@@ -47,7 +50,7 @@ def table_limits(options: dict[str, Any], rule: Any) -> list[str]:
             if item["type"] in ("style", "chart", "pivot_table"):
                 found += [f"compare_table {item['type']} prop {p!r}" for p in item.get(key, []) if p not in known]
         if item["type"] == "check_cell":
-            cell_props = ("value", "formula", *STYLE_PROPS)
+            cell_props = ("value", "formula", "merge", *STYLE_PROPS)
             found += [f"compare_table check_cell prop {p!r}" for p in item.get("props", {}) if p not in cell_props]
     return found
 
@@ -139,7 +142,7 @@ def _pair(books: _Books, rule: dict[str, Any], read: Any) -> bool:
 
 
 def _check_cell(books: _Books, rule: dict[str, Any]) -> bool:
-    """One cell's ``value``, ``formula`` and style props (upstream reads a style with ``_read_cell_style``)."""
+    """One cell's ``value``, ``formula``, ``merge`` and style props (upstream's ``_read_cell_style``)."""
     sheet = books.sheet(rule.get("sheet_idx", 0))
     if sheet is None:
         return False
@@ -148,6 +151,9 @@ def _check_cell(books: _Books, rule: dict[str, Any]) -> bool:
         if prop in STYLE_PROPS:
             found = books.named(rule.get("sheet_idx", 0))
             value = found[0].styles(found[1], [prop]).get(where, [None])[0] if found else None
+        elif prop == "merge":
+            found = books.named(rule.get("sheet_idx", 0))
+            value = found[0].merged(found[1], where) if found else None
         else:
             value = sheet[2].get(where) if prop == "formula" else sheet[1].get(where)
         if not match_rule(value, spec):
@@ -209,5 +215,38 @@ def compare_table(result: Any, expected: Any = None, **options: Any) -> float:
             if not _rule(books, rule):
                 return 0.0
         except (OfficeError, KeyError, ValueError, IndexError):
+            return 0.0
+    return 1.0
+
+
+def _place(value: Any) -> str:
+    """Upstream's city normal form: accents dropped (NFKD), lower case, runs of anything but ``a-z0-9`` one space."""
+    text = unicodedata.normalize("NFKD", "" if value is None else str(value))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+@metric
+def compare_conference_city_in_order(result: Any, expected: dict[str, Any]) -> float:
+    """C2:C22 of the active sheet, in order, each containing (after ``_place``) one of its expected names.
+
+    As upstream: all 21 cells are checked, so fewer than 21 expected entries, an empty cell, or a
+    formula instead of the city (openpyxl reads formulas, not their values) scores 0.
+    """
+    try:
+        book = Workbook(result)
+        cells = book.cells(book.active)
+    except (OfficeError, KeyError, ValueError, ParseError):
+        return 0.0
+    wanted = expected["expected"]
+    for row in range(2, 23):
+        if row - 2 >= len(wanted):
+            return 0.0
+        entry = wanted[row - 2]
+        if not isinstance(entry, (str, list)):
+            return 0.0
+        have = _place(cells.get(f"C{row}"))
+        names = [entry] if isinstance(entry, str) else entry
+        if not any(_place(name) and _place(name) in have for name in names):
             return 0.0
     return 1.0

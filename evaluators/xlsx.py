@@ -57,6 +57,20 @@ class Workbook:
     def names(self) -> list[str]:
         return [name for name, _ in self.sheets]
 
+    @property
+    def active(self) -> str:
+        """The sheet openpyxl's ``wb.active`` is: the first book view's ``activeTab``, 0 without one."""
+        view = _xml(self.archive, "xl/workbook.xml").find(f"{_MAIN}bookViews/{_MAIN}workbookView")
+        index = int(view.get("activeTab", "0")) if view is not None else 0
+        if not 0 <= index < len(self.sheets):
+            raise OfficeError(f"no sheet at the active tab {index}")
+        return self.sheets[index][0]
+
+    def cells(self, sheet: str) -> dict[str, object]:
+        """Cells as openpyxl loads them without ``data_only``: a formula (``=...``) where there is one, else the value."""
+        values, formulas = _cells(self.root(sheet), self.shared())
+        return {**values, **formulas}
+
     def part(self, sheet: str) -> str:
         for name, path in self.sheets:
             if name == sheet:
@@ -120,6 +134,15 @@ class Workbook:
                 item[child] = node.text if node is not None else None
             found.append(item)
         return found
+
+    def merged(self, sheet: str, ref: str) -> bool:
+        """openpyxl's ``isinstance(cell, MergedCell)``: inside a ``mergeCell`` range but not its top-left cell."""
+        row, col = position(ref)
+        for node in self.root(sheet).iter(f"{_MAIN}mergeCell"):
+            for top, left, bottom, right in ranges(node.get("ref", "")):
+                if top <= row <= bottom and left <= col <= right and (row, col) != (top, left):
+                    return True
+        return False
 
     # -- styles ---------------------------------------------------------------------------
 

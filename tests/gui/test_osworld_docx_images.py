@@ -1,0 +1,114 @@
+"""``compare_docx_images`` and the PNG decoder under it, on documents and PNGs written here (not upstream's).
+
+Upstream opens each image with Pillow and compares ``tobytes()``; ``evaluators.png`` gives the
+same bytes (checked against Pillow 13 by hand: every colour type and depth Pillow reads, filters
+as libpng and Pillow write them), so different files of the same pixels still match.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+
+import pytest
+
+from agentenvs.envs.gui.assets import AssetIndex
+from agentenvs.envs.gui.importer import classify
+from agentenvs.envs.gui.osworld_task import OSWorldTask
+from evaluators import run_check
+from evaluators.png import PngError, decode
+from tests.gui.ooxml import PR, W
+from tests.gui.pngfile import encode
+
+IMAGE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/image"
+
+
+ROWS = [bytes((x * 7 + y * 31 + c * 50) % 256 for x in range(5) for c in range(3)) for y in range(4)]
+
+
+def test_every_filter_decodes_to_the_same_pixels():
+    for filters in ((0,), (1,), (2,), (3,), (4,), (4, 3, 2, 1)):
+        assert decode(encode(ROWS, 5, filters=filters)) == ("RGB", 5, 4, b"".join(ROWS)), filters
+
+
+def test_modes_and_depths_are_pillows():
+    assert decode(encode([b"\xff\xff\x00\x10" * 3], 3, ctype=6))[0] == "RGBA"
+    wide = [bytes([1, 2, 3, 4, 5, 6])]  # one RGB pixel at 16 bits: Pillow keeps the high bytes
+    assert decode(encode(wide, 1, depth=16)) == ("RGB", 1, 1, bytes([1, 3, 5]))
+    grey = [bytes([0x12, 0x34])]  # a 16-bit grey: I;16, little-endian
+    assert decode(encode(grey, 1, ctype=0, depth=16)) == ("I;16", 1, 1, bytes([0x34, 0x12]))
+    two_bit = [bytes([0b00011011])]  # four pixels 0..3 scaled to 8 bits
+    assert decode(encode(two_bit, 4, ctype=0, depth=2))[3] == bytes([0, 85, 170, 255])
+    assert decode(encode(two_bit, 4, ctype=3, depth=2))[3] == bytes([0, 1, 2, 3])  # palette indices
+    one_bit = [bytes([0b10100111])]  # mode 1 keeps the packing, bits past the 5 pixels are 0
+    assert decode(encode(one_bit, 5, ctype=0, depth=1)) == ("1", 5, 1, bytes([0b10100000]))
+
+
+def test_what_it_does_not_read_is_an_error():
+    for bad in (b"GIF89a", encode(ROWS, 5, interlace=1), encode(ROWS, 5)[:-30], encode(ROWS, 5, depth=4)):
+        with pytest.raises(PngError):
+            decode(bad)
+
+
+def document(*images: bytes, external: bool = False) -> bytes:
+    """A DOCX whose document part links the images (``media/imageN.png``) in that order."""
+    links = "".join(f'<Relationship Id="rId{i + 9}" Type="{IMAGE}" Target="media/image{i}.png"/>' for i in range(len(images)))  # fmt: skip
+    style = '<Relationship Id="rId1" Type="http://x/styles" Target="styles.xml"/>'
+    if external:
+        links += f'<Relationship Id="rId99" Type="{IMAGE}" Target="https://x.invalid/a.png" TargetMode="External"/>'
+    parts = {
+        "word/document.xml": f'<w:document xmlns:w="{W}"><w:body><w:p/></w:body></w:document>',
+        "word/_rels/document.xml.rels": f'<Relationships xmlns="{PR}">{style}{links}</Relationships>',
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+        for i, image in enumerate(images):
+            z.writestr(f"word/media/image{i}.png", image)
+    return buf.getvalue()
+
+
+def same(result: bytes, expected: bytes) -> float:
+    refs = [{"data_b64": base64.b64encode(d).decode()} for d in (result, expected)]
+    return run_check("osworld", {"metrics": [{"func": "compare_docx_images", "result": refs[0], "expected": refs[1]}]})["score"]  # fmt: skip
+
+
+def test_the_same_pixels_in_the_same_order_pass_even_in_another_file():
+    logo, shot = encode(ROWS, 5), encode(ROWS[:2], 5, filters=(1,))
+    assert same(document(logo, shot), document(logo, shot)) == 1.0
+    assert same(document(encode(ROWS, 5, filters=(4, 2)), shot), document(logo, shot)) == 1.0  # re-encoded
+    assert same(document(), document()) == 1.0  # upstream: no images on either side is a match
+    assert same(document(b"JFIF-a"), document(b"JFIF-a")) == 1.0  # the same file of any format
+
+
+def test_other_pixels_order_count_or_mode_score_zero():
+    logo, shot = encode(ROWS, 5), encode(ROWS[:2], 5)
+    changed = [ROWS[0][:-1] + b"\x00", *ROWS[1:]]
+    assert same(document(encode(changed, 5), shot), document(logo, shot)) == 0.0
+    assert same(document(shot, logo), document(logo, shot)) == 0.0
+    assert same(document(logo), document(logo, shot)) == 0.0
+    rgba = [bytes(v for i in range(0, len(r), 3) for v in (*r[i : i + 3], 255)) for r in ROWS]
+    assert same(document(encode(rgba, 5, ctype=6)), document(logo)) == 0.0  # tobytes differ, as upstream's
+    assert same(document(b"JFIF-a"), document(b"JFIF-b")) == 0.0  # not PNG: only Pillow could tell
+    assert same(document(logo, external=True), document(logo)) == 0.0
+    assert same(b"not a document", document(logo)) == 0.0
+
+
+def test_a_task_graded_by_it_imports_and_scores_from_the_root(tmp_path, monkeypatch):
+    gold_url, path = "https://files.example.invalid/w/gold.docx", "/home/user/Desktop/a.docx"
+    evaluator = {"func": "compare_docx_images", "result": {"type": "vm_file", "path": path, "dest": "a.docx"}, "expected": {"type": "cloud_file", "path": gold_url, "dest": "g.docx"}}  # fmt: skip
+    task = {"id": "w1", "snapshot": "libreoffice_writer", "instruction": "Do it.", "source": "test", "config": [], "evaluator": evaluator}  # fmt: skip
+    assets = tmp_path / "assets"
+    (assets / "files.example.invalid/w").mkdir(parents=True)
+    (assets / "files.example.invalid/w/gold.docx").write_bytes(document(encode(ROWS, 5)))
+    assert classify("libreoffice_writer", task, AssetIndex(assets)).status == "imported"
+    (tmp_path / "t.json").write_text(json.dumps(task))
+    args = OSWorldTask(tmp_path / "t.json", assets).check_args()
+    monkeypatch.setenv("AGENTENVS_STATE_ROOT", str(tmp_path / "root"))
+    (tmp_path / "root/home/user/Desktop").mkdir(parents=True)
+    for image, want in ((encode(ROWS, 5, filters=(3,)), 1.0), (encode(ROWS[:3], 5), 0.0)):
+        (tmp_path / "root" / path.lstrip("/")).write_bytes(document(image))
+        assert run_check("osworld", args)["score"] == want
