@@ -6,8 +6,8 @@ OSWorld compares images with Pillow, which the state checker cannot import.
 16-bit grey, kept little-endian); grey of 2 or 4 bits scaled to 8, palette
 indices unpacked to a byte, 1-bit grey packed as mode ``1``. Untrusted
 input: the inflated data is capped by what the header says it holds, the
-image at ``MAX_PIXELS``, and a malformed or interlaced file is a
-``PngError``.
+image at ``MAX_PIXELS``, and a malformed file is a ``PngError``. An
+interlaced (Adam7) file is put back into the rows a plain one holds.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ MODES = {
     (6, 16): "RGBA",
 }
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+#: Adam7's passes: (first column, first row, column step, row step)
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
 
 class PngError(ValueError):
@@ -107,6 +109,44 @@ def _unpack(rows: bytes, width: int, height: int, depth: int, stride: int, scale
     return bytes(out)
 
 
+def _passes(width: int, height: int, bits: int) -> list[tuple[int, int, int, int, int, int, int]]:
+    """Adam7's non-empty passes: (x0, y0, dx, dy, columns, rows, stride)."""
+    found = []
+    for x0, y0, dx, dy in _ADAM7:
+        cols, rows = (width - x0 + dx - 1) // dx, (height - y0 + dy - 1) // dy
+        if cols > 0 and rows > 0:
+            found.append((x0, y0, dx, dy, cols, rows, (cols * bits + 7) // 8))
+    return found
+
+
+def _deinterlace(raw: bytes, width: int, height: int, depth: int, bits: int, bpp: int) -> bytes:
+    """Adam7's seven sub-images put back into the scanlines a non-interlaced PNG of the image holds."""
+    stride, pos = (width * bits + 7) // 8, 0
+    image = bytearray(stride * height) if bits >= 8 else bytearray(width * height)
+    for x0, y0, dx, dy, cols, rows, sub_stride in _passes(width, height, bits):
+        sub = bytes(_unfilter(raw[pos:], sub_stride, bpp, rows))
+        pos += rows * (sub_stride + 1)
+        if bits < 8:  # one sample a pixel: place the values, pack them again below
+            values = _unpack(sub, cols, rows, depth, sub_stride, 1)
+            for r in range(rows):
+                y = y0 + r * dy
+                image[y * width + x0 : (y + 1) * width : dx] = values[r * cols : (r + 1) * cols]
+            continue
+        size = bits // 8
+        for r in range(rows):
+            y, line = y0 + r * dy, sub[r * sub_stride : (r + 1) * sub_stride]
+            for k in range(size):
+                image[y * stride + x0 * size + k : (y + 1) * stride : dx * size] = line[k::size]
+    if bits >= 8:
+        return bytes(image)
+    per, out = 8 // depth, bytearray()
+    for y in range(height):
+        row = image[y * width : (y + 1) * width]
+        row += bytes(-len(row) % per)
+        out += bytes(sum(v << (8 - depth * (k + 1)) for k, v in enumerate(row[i : i + per])) for i in range(0, len(row), per))  # fmt: skip
+    return bytes(out)
+
+
 def palette(data: bytes) -> bytes:
     """The ``PLTE`` chunk's RGB triples (empty without one): what mode ``P``'s indices name."""
     pos = len(SIGNATURE)
@@ -126,20 +166,22 @@ def decode(data: bytes) -> tuple[str, int, int, bytes]:
     mode = MODES.get((ctype, depth))
     if mode is None:
         raise PngError(f"colour type {ctype} at {depth} bits")
-    if interlace:
-        raise PngError("an interlaced PNG")
     if width * height > MAX_PIXELS:
         raise PngError("too many pixels")
     bits = _CHANNELS[ctype] * depth
     stride, bpp = (width * bits + 7) // 8, max(1, bits // 8)
+    size = sum(r * (s + 1) for *_, r, s in _passes(width, height, bits)) if interlace else height * (stride + 1)
     inflater = zlib.decompressobj()
     try:
-        raw = inflater.decompress(packed, height * (stride + 1))
+        raw = inflater.decompress(packed, size)
     except zlib.error as exc:
         raise PngError(f"the image data does not inflate: {exc}") from None
-    if len(raw) < height * (stride + 1):
+    if len(raw) < size:
         raise PngError("the image data is truncated")
-    rows = bytes(_unfilter(raw, stride, bpp, height))
+    if interlace:
+        rows = _deinterlace(raw, width, height, depth, bits, bpp)
+    else:
+        rows = bytes(_unfilter(raw, stride, bpp, height))
     if mode == "1" and width % 8:  # Pillow packs its pixels again: the bits past the row's end are 0
         packed_rows = bytearray(rows)
         packed_rows[stride - 1 :: stride] = bytes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -67,6 +68,40 @@ COMMAND = task(
         ],  # fmt: skip
     },
 )
+PHOTOS = task(
+    "t11-photos",
+    instruction="A terminal is open. Copy the screenshot b.png from ~/Desktop/shots into a new folder ~/Desktop/picked.",
+    config=[
+        {"type": "command", "parameters": {"command": ["mkdir", "-p", "/home/user/Desktop/shots"]}},
+        download("https://f.example.invalid/shots/a.png", "Desktop/shots/a.png"),
+        download("https://f.example.invalid/shots/b.png", "Desktop/shots/b.png"),
+        {"type": "launch", "parameters": {"command": "gnome-terminal --maximize", "shell": True}},
+        {"type": "sleep", "parameters": {"seconds": 1}},
+    ],  # fmt: skip
+    evaluator={
+        "func": "compare_image_list",
+        "result": {"type": "vm_file", "path": ["Desktop/picked/b.png"], "dest": ["b.png"], "multi": True},
+        "expected": {
+            "type": "cloud_file",
+            "path": ["https://f.example.invalid/gold/b.png"],
+            "dest": ["b_gold.png"],
+            "multi": True,
+        },
+    },  # fmt: skip
+)
+
+
+def png(seed: int, **params) -> bytes:
+    """A small screenshot-like PNG; ``params`` change its bytes (compression), never its pixels."""
+    from PIL import Image
+
+    image = Image.new("RGB", (40, 30), (seed * 40 % 256, 90, 200))
+    image.putdata([((x * seed) % 256, (y * 7) % 256, seed) for y in range(30) for x in range(40)])
+    buf = io.BytesIO()
+    image.save(buf, "PNG", **params)
+    return buf.getvalue()
+
+
 LIVE = task(
     "t8-live",
     instruction="Type `hello probe` at the end of notes.txt, open in the editor (no need to save).",
@@ -134,6 +169,7 @@ TREE = {
     "os/t9-terminal.json": TERMINAL,
     "os/t8-live.json": LIVE,
     "os/t7-command.json": COMMAND,
+    "os/t11-photos.json": PHOTOS,
     "os/t2-name.json": task(
         "t2-name",
         config=[download("https://c.example.invalid/x/report%231.csv", "r.csv")],
@@ -172,6 +208,9 @@ ASSETS = {
     "loose/report#1.csv": "a,b\n1,2\n",
     "one/setup.sh": "echo 1\n",
     "two/setup.sh": "echo 2\n",
+    "f.example.invalid/shots/a.png": png(3),
+    "f.example.invalid/shots/b.png": png(5),
+    "f.example.invalid/gold/b.png": png(5, compress_level=1),  # the same pixels as shots/b.png, other bytes
 }
 
 
@@ -181,9 +220,9 @@ def tree(tmp_path: Path) -> tuple[Path, Path]:
     for name, data in TREE.items():
         (src / "examples" / name).parent.mkdir(parents=True, exist_ok=True)
         (src / "examples" / name).write_text(json.dumps(data))
-    for name, text in ASSETS.items():
+    for name, data in ASSETS.items():
         (assets / name).parent.mkdir(parents=True, exist_ok=True)
-        (assets / name).write_text(text)
+        (assets / name).write_bytes(data if isinstance(data, bytes) else data.encode())
     return src, assets
 
 
@@ -203,7 +242,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     out = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["gui", "import-osworld", str(src), "--out", str(out), "--assets", str(assets), "--check"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "10 tasks: 6 imported, 2 assets, 1 network, 1 unsupported" in result.output
+    assert "11 tasks: 7 imported, 2 assets, 1 network, 1 unsupported" in result.output
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
@@ -211,6 +250,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "osworld-os-t1-edit",
         "osworld-os-t10-history",
+        "osworld-os-t11-photos",
         "osworld-os-t2-name",
         "osworld-os-t7-command",
         "osworld-os-t8-live",
@@ -274,6 +314,21 @@ def test_the_vms_conventions_sudo_a_named_terminal_and_its_history(tree, tmp_pat
 def test_command_getters_run_in_the_sealed_verifier(tree, tmp_path, gui_image, variant, backend):
     chosen = in_the_terminal("mkdir ~/Desktop/done", variant)
     info = run_imported(tree, tmp_path, "osworld-os-t7-command", chosen, backend=backend)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
+@pytest.mark.parametrize("variant", ["scripted", "noop", "wrong"])
+def test_an_image_copied_in_a_terminal_is_graded_on_its_pixels(tree, tmp_path, gui_image, variant, backend):
+    """``compare_image_list`` in the verifier's checker: the copy has the gold file's pixels (not its bytes);
+    the other screenshot under the right name is wrong."""
+    assert ASSETS["f.example.invalid/gold/b.png"] != ASSETS["f.example.invalid/shots/b.png"]
+    source = "a.png" if variant == "wrong" else "b.png"
+    command = f"mkdir ~/Desktop/picked && cp ~/Desktop/shots/{source} ~/Desktop/picked/b.png"
+    chosen = in_the_terminal(command, "noop" if variant == "noop" else "scripted")
+    info = run_imported(tree, tmp_path, "osworld-os-t11-photos", chosen, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
 
 

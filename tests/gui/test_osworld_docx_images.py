@@ -20,7 +20,7 @@ from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.png import PngError, decode
 from tests.gui.ooxml import PR, W
-from tests.gui.pngfile import encode
+from tests.gui.pngfile import encode, random_png
 
 IMAGE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/image"
 
@@ -46,8 +46,21 @@ def test_modes_and_depths_are_pillows():
     assert decode(encode(one_bit, 5, ctype=0, depth=1)) == ("1", 5, 1, bytes([0b10100000]))
 
 
+FORMATS = [(0, 1), (0, 2), (0, 4), (0, 8), (0, 16), (2, 8), (2, 16), (3, 1), (3, 2), (3, 4), (3, 8), (4, 8), (4, 16), (6, 8), (6, 16)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ctype", "depth"), FORMATS)
+def test_every_format_plain_and_interlaced_decodes_as_pillow_reads_it(ctype, depth):
+    from PIL import Image
+
+    for width, height, interlace in ((13, 7, False), (1, 1, False), (11, 9, True), (3, 2, True)):
+        data = random_png(width, height, ctype, depth, interlace=interlace, seed=width * depth + ctype)
+        theirs = Image.open(io.BytesIO(data))
+        assert decode(data) == (theirs.mode, *theirs.size, theirs.tobytes()), (width, height, interlace)
+
+
 def test_what_it_does_not_read_is_an_error():
-    for bad in (b"GIF89a", encode(ROWS, 5, interlace=1), encode(ROWS, 5)[:-30], encode(ROWS, 5, depth=4)):
+    for bad in (b"GIF89a", encode(ROWS, 5)[:-30], encode(ROWS, 5, depth=4)):
         with pytest.raises(PngError):
             decode(bad)
 
