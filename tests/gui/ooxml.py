@@ -15,11 +15,12 @@ P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 
 
-def zipped(parts: dict[str, str]) -> bytes:
+def zipped(parts: dict[str, str | bytes]) -> bytes:
+    """A zip of the parts, XML text or binary (images, media) alike."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        for name, text in parts.items():
-            z.writestr(name, text)
+        for name, data in parts.items():
+            z.writestr(name, data)
     return buf.getvalue()
 
 

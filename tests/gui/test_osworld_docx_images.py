@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import zipfile
 
 import pytest
 
@@ -19,7 +18,7 @@ from agentenvs.envs.gui.importer import classify
 from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.png import PngError, decode
-from tests.gui.ooxml import PR, W
+from tests.gui.ooxml import PR, W, zipped
 from tests.gui.pngfile import encode, random_png
 
 IMAGE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/image"
@@ -75,13 +74,7 @@ def document(*images: bytes, external: bool = False) -> bytes:
         "word/document.xml": f'<w:document xmlns:w="{W}"><w:body><w:p/></w:body></w:document>',
         "word/_rels/document.xml.rels": f'<Relationships xmlns="{PR}">{style}{links}</Relationships>',
     }
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in parts.items():
-            z.writestr(name, text)
-        for i, image in enumerate(images):
-            z.writestr(f"word/media/image{i}.png", image)
-    return buf.getvalue()
+    return zipped({**parts, **{f"word/media/image{i}.png": image for i, image in enumerate(images)}})
 
 
 def same(result: bytes, expected: bytes) -> float:

@@ -7,16 +7,14 @@ scikit-image 0.26) on these same images; the state checker has neither.
 from __future__ import annotations
 
 import base64
-import io
 import json
-import zipfile
 
 from agentenvs.envs.gui.assets import AssetIndex
 from agentenvs.envs.gui.importer import classify
 from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.osworld_images import compare_images
-from tests.gui.ooxml import PR, P, R, rels
+from tests.gui.ooxml import PR, P, R, rels, zipped
 from tests.gui.ooxml import A as A_NS
 from tests.gui.pngfile import encode
 
@@ -103,13 +101,7 @@ def deck(*shapes: str, images: tuple[bytes, ...] = (A, B)) -> bytes:
         "ppt/slides/slide1.xml": f"<p:sld {ns}><p:cSld><p:spTree>{''.join(shapes)}</p:spTree></p:cSld></p:sld>",
         "ppt/slides/_rels/slide1.xml.rels": f'<Relationships xmlns="{PR}">{links}</Relationships>',
     }
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in parts.items():
-            z.writestr(name, text)
-        for i, image in enumerate(images):
-            z.writestr(f"ppt/media/image{i}.png", image)
-    return buf.getvalue()
+    return zipped({**parts, **{f"ppt/media/image{i}.png": image for i, image in enumerate(images)}})
 
 
 ORIGINAL = deck(pic(0, INCH, INCH, 4 * INCH, 3 * INCH), pic(1, 0, 0, INCH, INCH))
