@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 
 import pytest
 
-from agentenvs.envs.gui.assets import AssetIndex
-from agentenvs.envs.gui.importer import classify
-from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.png import PngError, decode
+from tests.gui.imported import desktop, imported_check
 from tests.gui.ooxml import PR, W, zipped
 from tests.gui.pngfile import encode, random_png
 
@@ -104,17 +101,10 @@ def test_other_pixels_order_count_or_mode_score_zero():
 
 
 def test_a_task_graded_by_it_imports_and_scores_from_the_root(tmp_path, monkeypatch):
-    gold_url, path = "https://files.example.invalid/w/gold.docx", "/home/user/Desktop/a.docx"
-    evaluator = {"func": "compare_docx_images", "result": {"type": "vm_file", "path": path, "dest": "a.docx"}, "expected": {"type": "cloud_file", "path": gold_url, "dest": "g.docx"}}  # fmt: skip
-    task = {"id": "w1", "snapshot": "libreoffice_writer", "instruction": "Do it.", "source": "test", "config": [], "evaluator": evaluator}  # fmt: skip
-    assets = tmp_path / "assets"
-    (assets / "files.example.invalid/w").mkdir(parents=True)
-    (assets / "files.example.invalid/w/gold.docx").write_bytes(document(encode(ROWS, 5)))
-    assert classify("libreoffice_writer", task, AssetIndex(assets)).status == "imported"
-    (tmp_path / "t.json").write_text(json.dumps(task))
-    args = OSWorldTask(tmp_path / "t.json", assets).check_args()
-    monkeypatch.setenv("AGENTENVS_STATE_ROOT", str(tmp_path / "root"))
-    (tmp_path / "root/home/user/Desktop").mkdir(parents=True)
+    gold_url = "https://files.example.invalid/w/gold.docx"
+    evaluator = {"func": "compare_docx_images", "result": {"type": "vm_file", "path": "/home/user/Desktop/a.docx", "dest": "a.docx"}, "expected": {"type": "cloud_file", "path": gold_url, "dest": "g.docx"}}  # fmt: skip
+    args = imported_check(tmp_path, "libreoffice_writer", evaluator, {"files.example.invalid/w/gold.docx": document(encode(ROWS, 5))})  # fmt: skip
+    folder = desktop(tmp_path, monkeypatch)
     for image, want in ((encode(ROWS, 5, filters=(3,)), 1.0), (encode(ROWS[:3], 5), 0.0)):
-        (tmp_path / "root" / path.lstrip("/")).write_bytes(document(image))
+        (folder / "a.docx").write_bytes(document(image))
         assert run_check("osworld", args)["score"] == want

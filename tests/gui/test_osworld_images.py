@@ -14,6 +14,7 @@ from agentenvs.envs.gui.importer import classify
 from agentenvs.envs.gui.osworld_task import OSWorldTask
 from evaluators import run_check
 from evaluators.osworld_images import compare_images
+from tests.gui.imported import desktop, imported_check
 from tests.gui.ooxml import PR, P, R, rels, zipped
 from tests.gui.ooxml import A as A_NS
 from tests.gui.pngfile import encode
@@ -63,20 +64,13 @@ def test_what_upstream_could_not_compare_scores_zero():
 
 
 def test_a_task_graded_by_it_imports_and_scores_from_the_root(tmp_path, monkeypatch):
-    gold_url, path = "https://files.example.invalid/i/gold.png", "/home/user/Desktop/res.png"
-    evaluator = {"func": "compare_images", "result": {"type": "vm_file", "path": path, "dest": "res.png"}, "expected": {"type": "cloud_file", "path": gold_url, "dest": "g.png"}}  # fmt: skip
-    task = {"id": "i1", "snapshot": "libreoffice_impress", "instruction": "Do it.", "source": "test", "config": [], "evaluator": evaluator}  # fmt: skip
-    assets = tmp_path / "assets"
-    (assets / "files.example.invalid/i").mkdir(parents=True)
-    (assets / "files.example.invalid/i/gold.png").write_bytes(A)
-    assert classify("libreoffice_impress", task, AssetIndex(assets)).status == "imported"
-    (tmp_path / "t.json").write_text(json.dumps(task))
-    args = OSWorldTask(tmp_path / "t.json", assets).check_args()
+    gold_url = "https://files.example.invalid/i/gold.png"
+    evaluator = {"func": "compare_images", "result": {"type": "vm_file", "path": "/home/user/Desktop/res.png", "dest": "res.png"}, "expected": {"type": "cloud_file", "path": gold_url, "dest": "g.png"}}  # fmt: skip
+    args = imported_check(tmp_path, "libreoffice_impress", evaluator, {"files.example.invalid/i/gold.png": A})
     assert args["metrics"][0]["expected"] == {"data_b64": base64.b64encode(A).decode()}
-    monkeypatch.setenv("AGENTENVS_STATE_ROOT", str(tmp_path / "root"))
-    (tmp_path / "root/home/user/Desktop").mkdir(parents=True)
+    folder = desktop(tmp_path, monkeypatch)
     for image, passed in ((encode(rgb(12, 9, 1), 12), True), (B, False)):
-        (tmp_path / "root" / path.lstrip("/")).write_bytes(image)
+        (folder / "res.png").write_bytes(image)
         assert run_check("osworld", args)["passed"] is passed
 
 
