@@ -64,9 +64,10 @@ $(VERL_VENV)/.installed: pyproject.toml
 	touch $@
 
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the
-# oracle and the random policy, each run scored with its report.html, then side by side.
+# oracle and the random policy, each run scored with its report.html, then side by side. It needs
+# neither adapter venv (.venv-art, .venv-verl: only their tests do).
 RUNS ?= runs
-run: install
+run: system venv
 	rm -rf $(RUNS)/starter-oracle $(RUNS)/starter-random
 	$(BIN)/agentenvs run --suite starter --policy oracle --out $(RUNS)/starter-oracle
 	$(BIN)/agentenvs run --suite starter --policy random --trials 2 --out $(RUNS)/starter-random
