@@ -136,14 +136,11 @@ def dataset_rows(
 ) -> list[dict[str, Any]]:
     """One row per (task, seed): ``prompt`` (the env's system prompt, and a user message that ``reset``
     fills) and ``label`` (the JSON ``AgentInstance`` makes the env from)."""
-    import agentenvs
-    from agentenvs.harness.policies.prompts import system_prompt
-
     systems: dict[str, str] = {}
     for task_id in task_ids:
-        env = agentenvs.make(task_id, **(make_kwargs or {}))
-        systems[task_id] = system_prompt(env.unwrapped.family, str(env.unwrapped.prompt_description))
-        env.close()
+        episode = TextEpisode(task_id, make_kwargs=make_kwargs)
+        systems[task_id] = episode.system_prompt()
+        episode.close()
     return [
         {
             "prompt": [
