@@ -138,7 +138,12 @@ def test_a_process_of_one_shell_is_visible_and_killable_from_others(sandbox):
     one, two = sandbox.shell(), sandbox.shell()
     try:
         pid = one.run("sleep 4713 & echo $!", 10).stdout.strip()
-        found = sandbox.exec(["pgrep", "-f", "sleep 4713"], timeout=10)
+        deadline = time.monotonic() + 10
+        # until the background child has exec'd sleep, its command line is still its shell's (a loaded machine)
+        while (
+            found := sandbox.exec(["pgrep", "-f", "sleep 4713"], timeout=10)
+        ).exit_code and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert found.exit_code == 0 and found.stdout.split() == [pid]
         assert two.run(f"kill {pid} && echo killed", 10).stdout == "killed\n"
         assert one.run(f"wait {pid}; echo $?", 10).stdout.endswith("Terminated              sleep 4713\n143\n")
