@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import io
+import struct
+import zlib
 
 import pytest
 
@@ -16,7 +18,7 @@ from evaluators import run_check
 from evaluators.png import PngError, decode
 from tests.gui.imported import desktop, imported_check
 from tests.gui.ooxml import PR, W, zipped
-from tests.gui.pngfile import encode, random_png
+from tests.gui.pngfile import chunk, encode, random_png
 
 IMAGE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/image"
 
@@ -59,6 +61,16 @@ def test_what_it_does_not_read_is_an_error():
     for bad in (b"GIF89a", encode(ROWS, 5)[:-30], encode(ROWS, 5, depth=4)):
         with pytest.raises(PngError):
             decode(bad)
+
+
+def test_an_image_too_large_to_decode_in_time_is_refused_before_it_is_inflated():
+    """An agent's huge (but tiny, flat) PNG must not run the check past its deadline: that would be infra."""
+    header = struct.pack(">IIBBBBB", 1921, 1200, 8, 6, 0, 0, 0)
+    flat = zlib.compress(bytes(1921 * 4 + 1) * 1200)  # 9 MB of pixels in a few kB
+    huge = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", flat) + chunk(b"IEND", b"")
+    with pytest.raises(PngError, match="too many pixels"):
+        decode(huge)
+    assert same(document(huge), document(encode(ROWS, 5))) == 0.0  # a score, not an error
 
 
 def document(*images: bytes, external: bool = False) -> bytes:
