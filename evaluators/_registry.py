@@ -131,6 +131,7 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
     naming the exception, so a batch never crashes on odd state. Messages
     name in-sandbox paths only.
     """
+    from evaluators._budget import begin_check
     from evaluators._state import SetupError, scrub
 
     fn = get(name)
@@ -141,6 +142,7 @@ def run_check(name: str, args: dict[str, Any] | None = None) -> Result:
         inspect.signature(fn).bind(**args)
     except TypeError as exc:
         raise ArgumentError(f"{name}: {exc}; expected {signature(name)}") from None
+    begin_check()
     try:
         res = fn(**args)
     except (ArgumentError, SetupError):

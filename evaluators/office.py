@@ -14,6 +14,8 @@ import re
 import zipfile
 from xml.etree import ElementTree as ET
 
+from evaluators._budget import BoundedZipFile
+
 MAX_MEMBER = 64 * 1024 * 1024
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -43,7 +45,7 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ET.Element:
 
 def _open(data: bytes) -> zipfile.ZipFile:
     try:
-        return zipfile.ZipFile(io.BytesIO(data))
+        return BoundedZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise OfficeError("not a zip file (an Office Open XML file is one)") from None
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import difflib
 import importlib
 import io
 import json
@@ -21,6 +20,7 @@ import re
 from typing import Any, Callable
 
 from evaluators import _state
+from evaluators._budget import sequence_ratio
 from evaluators._registry import ArgumentError, Result, check, require, result
 from evaluators.office import OfficeError, read_docx, read_pptx, read_xlsx
 from evaluators.xlsx import position
@@ -80,7 +80,7 @@ def exact_match(result: Any, rules: dict[str, Any]) -> float:
 
 @metric
 def fuzzy_match(result: Any, rules: dict[str, Any]) -> float:
-    return difflib.SequenceMatcher(None, _text(result), rules["expected"]).ratio()
+    return sequence_ratio(_text(result), rules["expected"])
 
 
 @metric
@@ -154,7 +154,7 @@ def compare_text_file(result: Any, expected: Any, ignore_blanks: bool = False, i
 
 @metric
 def diff_text_file(result: Any, expected: Any) -> float:
-    return difflib.SequenceMatcher(None, _text(result), _text(expected)).ratio()
+    return sequence_ratio(_text(result), _text(expected))
 
 
 @metric

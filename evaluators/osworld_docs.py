@@ -12,13 +12,13 @@ python-docx does and scores with the exact ratio (``indel_ratio``).
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from evaluators import png
+from evaluators._budget import COMPARE_WEIGHT, sequence_ratio, spend
 from evaluators.office import _PKG_REL, _W, OfficeError, _open, _xml, member
 from evaluators.osworld import metric
 
@@ -47,7 +47,7 @@ def paragraph_text(p: ET.Element) -> str:
 
 
 def _ratio(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    return sequence_ratio(a, b, autojunk=False)
 
 
 def _read(data: Any) -> ET.Element | None:
@@ -227,6 +227,7 @@ def indel_ratio(a: str, b: str) -> float:
     """
     if not a and not b:
         return 1.0
+    spend(COMPARE_WEIGHT * (len(a) + len(b)), "text compared")
     if len(a) < len(b):
         a, b = b, a
     masks: dict[str, int] = {}

@@ -6,7 +6,6 @@ members only, each capped in size; nothing is extracted to disk.
 
 from __future__ import annotations
 
-import difflib
 import io
 import posixpath
 import re
@@ -14,6 +13,7 @@ import tarfile
 import zipfile
 from typing import Any
 
+from evaluators._budget import BoundedZipFile, decompressed, sequence_ratio
 from evaluators._registry import ArgumentError
 from evaluators.office import _W
 from evaluators.osworld import METRICS, _text, limits, metric
@@ -42,13 +42,14 @@ def _members(data: bytes) -> dict[str, bytes]:
     """Regular members by path (``./`` and leading ``/`` stripped); not an archive raises ``ValueError``."""
     out: dict[str, bytes] = {}
     if zipfile.is_zipfile(io.BytesIO(data)):
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
+        with BoundedZipFile(io.BytesIO(data)) as z:
             for info in z.infolist():
                 if not info.is_dir() and info.file_size <= MAX_MEMBER:
                     out[posixpath.normpath(info.filename).lstrip("/")] = z.read(info)
         return out
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        # Unwrapped here, under the budget: tarfile would inflate all of it to list the members.
+        with tarfile.open(fileobj=io.BytesIO(decompressed(data, "tar")), mode="r:") as tar:
             for member in tar.getmembers():
                 if member.isfile() and member.size <= MAX_MEMBER:
                     handle = tar.extractfile(member)
@@ -63,7 +64,7 @@ def _members(data: bytes) -> dict[str, bytes]:
 def compare_zip_files(result: Any, expected: Any, **options: Any) -> float:
     """The same member names; PDFs at least 0.95 similar in text, every other member byte for byte."""
     try:
-        one, two = zipfile.ZipFile(io.BytesIO(result)), zipfile.ZipFile(io.BytesIO(expected))
+        one, two = BoundedZipFile(io.BytesIO(result)), BoundedZipFile(io.BytesIO(expected))
     except (zipfile.BadZipFile, TypeError):
         return 0.0
     with one, two:
@@ -73,7 +74,7 @@ def compare_zip_files(result: Any, expected: Any, **options: Any) -> float:
             a, b = one.read(name), two.read(name)
             if name.lower().endswith(".pdf"):
                 ta, tb = _pdf_text(a), _pdf_text(b)
-                if ta is None or tb is None or difflib.SequenceMatcher(None, ta, tb).ratio() < 0.95:
+                if ta is None or tb is None or sequence_ratio(ta, tb) < 0.95:
                     return 0.0
             elif a != b:
                 return 0.0
@@ -169,5 +170,5 @@ def compare_references(
     ref2 = [p for p in two[two.index(reference_indicator) + 1 :] if p.strip()]
     if len(ref1) != len(ref2) or not ref1:
         return 0.0
-    mean = sum(difflib.SequenceMatcher(None, x, y, autojunk=False).ratio() for x, y in zip(ref1, ref2)) / len(ref1)
+    mean = sum(sequence_ratio(x, y, autojunk=False) for x, y in zip(ref1, ref2)) / len(ref1)
     return (mean - reference_base_result) / (1 - reference_base_result) if mean >= reference_base_result + 0.01 else 0.0

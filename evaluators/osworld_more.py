@@ -9,7 +9,6 @@ subset; a selector outside these is an argument error, never a silent 0.
 
 from __future__ import annotations
 
-import difflib
 import operator
 import os
 import re
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from evaluators._budget import sequence_ratio
 from evaluators._registry import ArgumentError
 from evaluators.data import _query
 from evaluators.osworld import _text, limits, metric
@@ -181,7 +181,7 @@ def check_accessibility_tree(result: Any, rules: list[dict[str, Any]], osname: s
             if rule.get("exact", True):
                 score = float(any((n.text or None) == want for n in nodes))
             else:
-                score = max(difflib.SequenceMatcher(None, want, n.text or "", autojunk=False).ratio() for n in nodes)
+                score = max(sequence_ratio(want, n.text or "", autojunk=False) for n in nodes)
             total *= score
     return total
 
@@ -223,7 +223,7 @@ def compare_pdfs(result: Any, expected: Any) -> float:
     for a, b in pairs:
         one, two = _pdf_text(a), _pdf_text(b)
         if one is not None and two is not None:
-            total += difflib.SequenceMatcher(None, one, two, autojunk=False).ratio()
+            total += sequence_ratio(one, two, autojunk=False)
     return total / len(pairs) if pairs else 0.0
 
 

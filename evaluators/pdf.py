@@ -15,6 +15,8 @@ import re
 import zlib
 from typing import Any
 
+from evaluators._budget import spend
+
 MAX_STREAM = 64 * 1024 * 1024
 _OBJ = re.compile(rb"(\d+)\s+(\d+)\s+obj\b(.*?)\bendobj", re.S)
 _REF = re.compile(rb"(\d+)\s+\d+\s+R")
@@ -36,6 +38,7 @@ def _inflate(raw: bytes) -> bytes:
         raise PdfError(f"a stream does not inflate: {exc}") from None
     if inflater.unconsumed_tail:
         raise PdfError("a stream inflates past the cap")
+    spend(len(out), "PDF stream")
     return out
 
 

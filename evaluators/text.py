@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from evaluators import _state
+from evaluators._budget import sequence_ratio
 from evaluators._registry import ArgumentError, Result, check, require, result
 
 MAX_TEXT_BYTES = _state.MAX_READ_BYTES
@@ -157,5 +157,5 @@ def text_match(
     if isinstance(pair, dict):
         return pair
     a, b = pair
-    ratio = 1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    ratio = 1.0 if a == b else sequence_ratio(a, b, autojunk=False)
     return result(ratio >= threshold, f"{path}: similarity {ratio:.3f} (threshold {threshold})", score=ratio)
