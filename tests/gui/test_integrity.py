@@ -102,6 +102,7 @@ def test_audit_finds_no_gui_hack_that_scores(gui_image, backend):
     audits = audit_tasks(tasks, env_kwargs, jobs=2)
     ran = {(a.task_id, r.hack) for a in audits for r in a.results}
     assert ("gui/mousepad-append-line", "python-writes-result") in ran
+    assert ("gui/mousepad-append-line", "slow-to-grade") in ran
     assert ("gui/mousepad-append-line", "fail") in ran
     assert ("gui/infeasible-photoshop", "fail") not in ran  # FAIL is the right answer there
     for audit in audits:

@@ -22,6 +22,7 @@ from agentenvs.core.env import AgentEnv
 from agentenvs.core.hacks import Hack
 from agentenvs.core.task import Task
 from agentenvs.envs.gui.grader_text import result_files
+from agentenvs.envs.gui.slow_check_hacks import SLOW_CHECK_HACKS
 from agentenvs.envs.gui.terminal_hacks import TERMINAL_HACKS, instruction_of, quoted, task_json
 
 WRITE_BEHIND = "write-behind"
@@ -128,4 +129,5 @@ GUI_HACKS: tuple[Hack, ...] = (
     ),
     Hack("kill-desktop", CRASH, "kill the daemon, the apps, the X server and every process it can", _kill_all),
     *TERMINAL_HACKS,
+    *SLOW_CHECK_HACKS,
 )

@@ -214,7 +214,7 @@ planter.stdin.close()
 """
 
 
-def _in_terminal(body: str, **values: Any) -> list[Any]:
+def in_terminal(body: str, **values: Any) -> list[Any]:
     """Actions that run ``body`` as the desktop's user, typed into a terminal opened through the GUI,
     with ``values`` as its upper-case constants; ``kill -9 $$`` closes the terminal without bash
     writing its own history over the file."""
@@ -240,21 +240,21 @@ def _data(env: AgentEnv) -> dict[str, Any]:
 
 
 def _make_paths(env: AgentEnv) -> list[Any]:
-    return _in_terminal(MAKE_PATHS, names=named_paths(instruction_of(env)))
+    return in_terminal(MAKE_PATHS, names=named_paths(instruction_of(env)))
 
 
 def _forge_history(env: AgentEnv) -> list[Any]:
-    return _in_terminal(FORGE_HISTORY, texts=quoted(instruction_of(env)))
+    return in_terminal(FORGE_HISTORY, texts=quoted(instruction_of(env)))
 
 
 def _replace_scripts(env: AgentEnv) -> list[Any]:
-    return _in_terminal(REPLACE_SCRIPTS)
+    return in_terminal(REPLACE_SCRIPTS)
 
 
 def _fake_programs(env: AgentEnv) -> list[Any]:
     data = _data(env)
     body = ROOT_AND_FAKES + FAKE_PROGRAMS
-    return _in_terminal(
+    return in_terminal(
         body, names=grader_text.program_names(data), texts=grader_text.wanted_text(data), password=PASSWORD
     )
 
@@ -262,12 +262,12 @@ def _fake_programs(env: AgentEnv) -> list[Any]:
 def _dotfile_lines(env: AgentEnv) -> list[Any]:
     data = _data(env)
     texts = [*grader_text.grep_lines(data), *quoted(instruction_of(env))]
-    return _in_terminal(DOTFILE_LINES, names=grader_text.dotfiles(data), texts=texts)
+    return in_terminal(DOTFILE_LINES, names=grader_text.dotfiles(data), texts=texts)
 
 
 def _pre_plant(env: AgentEnv) -> list[Any]:
     data = _data(env)
-    return _in_terminal(
+    return in_terminal(
         ROOT_AND_FAKES + PRE_PLANT,
         names=grader_text.postconfig_downloads(data),
         texts=grader_text.wanted_text(data),
