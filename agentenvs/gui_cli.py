@@ -66,14 +66,15 @@ def import_osworld(
 def _attack(dirs: list[Path], jobs: int) -> list[TaskAudit]:
     """``agentenvs audit``'s episodes on docker over the imported tasks: the no-op and every hack that
     can raise a score. Left out: ``fail`` and ``claim-success`` (a feasible task scores 0 on them, an
-    infeasible one is not tried with ``fail``), the crash class (it ends an episode, never scores) and
-    the reset after each episode (only the score is wanted)."""
+    infeasible one is not tried with ``fail``), the crash and slow-check classes (they void an episode,
+    never score) and the reset after each episode (only the score is wanted)."""
     import agentenvs
     from agentenvs.audit import plan, run_plan
     from agentenvs.envs.gui.hacks import CRASH, GUI_HACKS
+    from agentenvs.envs.gui.slow_check_hacks import SLOW_CHECK
 
     tasks = [agentenvs.load_task(d) for d in dirs]
-    names = [h.name for h in GUI_HACKS if h.attack_class != CRASH]
+    names = [h.name for h in GUI_HACKS if h.attack_class not in (CRASH, SLOW_CHECK)]
     work = plan(tasks, ATTACK_OPTIONS, names)
     with episode_progress(f"attacking {len(tasks)} imported tasks on docker", len(work)) as progress:
         return run_plan(work, ATTACK_OPTIONS, jobs, progress, check_reset=False)
