@@ -8,7 +8,8 @@ and input size, or in pure Python:
 - ``compare_image_text``: upstream OCRs the image with easyocr and looks for
   ``rule["text"]`` as a substring (case-sensitive) of the boxes' texts joined
   by spaces. Here Tesseract (``tesseract-ocr-eng``) reads it and its words are
-  joined by single spaces. PNG and JPEG are given to it as they are, an X11
+  joined by single spaces, the image read as one block of text (``--psm 6``: its
+  automatic layout found no text at all in a terminal window on a black screen). PNG and JPEG are given to it as they are, an X11
   screen dump (``xwd``, which upstream also converts) is turned into a PPM
   first; anything else, or an image over ``png.MAX_PIXELS``, scores 0.
 - ``compare_audios``: upstream's librosa pipeline (mono, 22050 Hz, default
@@ -128,7 +129,7 @@ def ocr_text(data: bytes) -> str | None:
             return None
     try:
         done = subprocess.run(
-            ["tesseract", "stdin", "stdout", "-l", "eng"],
+            ["tesseract", "stdin", "stdout", "-l", "eng", "--psm", "6"],
             input=data,
             capture_output=True,
             timeout=OCR_TIMEOUT,

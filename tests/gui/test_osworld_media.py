@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import struct
 import time
 from pathlib import Path
@@ -244,3 +245,117 @@ def test_a_file_too_large_to_read_scores_zero_not_an_error(tmp_path, monkeypatch
     args = {"metrics": [{"func": "compare_image_text", "result": {"file": "/home/user/Desktop/ls.png"}, "expected": {"value": rule("ls")}}]}  # fmt: skip
     outcome = run_check("osworld", args)
     assert outcome["score"] == 0.0 and outcome["passed"] is False
+
+
+# -- imported tasks of our own, run by GUI actions on both backends --------------------------------
+
+#: Impress in the image cannot insert media (Insert > Audio or Video leaves the dialog open: no GStreamer
+#: plugins), so the solution adds the audio to slide 1 the way Impress's PPTX export does, from a terminal.
+EMBED = (
+    'python3 -c \'import zipfile as z; p="/home/user/Desktop/talk.pptx"; a=z.ZipFile(p); '
+    'd={n: a.read(n) for n in a.namelist()}; a.close(); r="ppt/slides/_rels/slide1.xml.rels"; '
+    'd[r]=d[r].replace(b"</Relationships>", b"<Relationship Id=\\"rIdA\\" '
+    'Type=\\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/audio\\" '
+    'Target=\\"../media/media1.wav\\"/></Relationships>"); '
+    'd["ppt/media/media1.wav"]=open("/home/user/Desktop/{name}", "rb").read(); '
+    'o=z.ZipFile(p, "w"); [o.writestr(n, b) for n, b in d.items()]; o.close()\''
+)
+#: A screenshot from the terminal; its command line has neither ``ls`` nor ``1s`` in it.
+GRAB = "python3 -c \"from PIL import ImageGrab as G; G.grab().save('/tmp/shot.png')\""
+
+
+def media_tree(tmp_path: Path) -> tuple[Path, Path]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_assets", Path(__file__).parents[2] / "scripts/gui/make_assets.py")  # fmt: skip
+    assert spec is not None and spec.loader is not None
+    make_assets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_assets)
+    src, assets = tmp_path / "evaluation_examples", tmp_path / "assets"
+    (assets / "m.example.invalid").mkdir(parents=True)
+    make_assets.write_pptx(assets / "m.example.invalid/talk.pptx", [("Garden club", ["Spring meeting"]), ("Agenda", ["Seed swap"])])  # fmt: skip
+    (assets / "m.example.invalid/chime.wav").write_bytes(A)
+    (assets / "m.example.invalid/other.wav").write_bytes(B)
+    files = [{"url": f"https://m.example.invalid/{n}", "path": f"/home/user/Desktop/{n}"} for n in ("talk.pptx", "chime.wav", "other.wav")]  # fmt: skip
+    audio = {
+        "id": "m1-audio",
+        "snapshot": "libreoffice_impress",
+        "instruction": "Add ~/Desktop/chime.wav to the first slide of ~/Desktop/talk.pptx.",
+        "source": "test",
+        "config": [{"type": "download", "parameters": {"files": files}}],
+        "evaluator": {
+            "func": "compare_audios",
+            "result": {
+                "type": "audio_in_slide",
+                "ppt_file_path": "/home/user/Desktop/talk.pptx",
+                "slide_index": 0,
+                "dest": "a.wav",
+            },  # fmt: skip
+            "expected": {"type": "vm_file", "path": "/home/user/Desktop/chime.wav", "dest": "chime.wav"},
+        },
+    }
+    shot = {"type": "vm_file", "path": "/home/user/Desktop/ls.png", "dest": "ls.png"}
+    ocr = {
+        "id": "m2-ocr",
+        "snapshot": "os",
+        "instruction": "Run `ls` in a terminal and save a screenshot of it as ~/Desktop/ls.png.",
+        "source": "test",
+        "config": [],
+        "evaluator": {
+            "func": ["compare_image_text", "compare_image_text"],
+            "conj": "or",
+            "result": [shot, shot],
+            "expected": [{"type": "rule", "rules": rule("ls")}, {"type": "rule", "rules": rule("1s")}],
+        },
+    }
+    for domain, task in (("libreoffice_impress", audio), ("multi_apps", ocr)):
+        (src / "examples" / domain).mkdir(parents=True, exist_ok=True)
+        (src / "examples" / domain / f"{task['id']}.json").write_text(json.dumps(task))
+    return src, assets
+
+
+def terminal(*commands: str) -> list:
+    from tests.gui.test_import_osworld import WAIT_FOR_TERMINAL
+
+    typed = [{"action_type": "TYPING", "text": c + "\n"} for c in commands]
+    return ["pyautogui.hotkey('ctrl', 'alt', 't')", WAIT_FOR_TERMINAL, *[x for t in typed for x in (t, "WAIT")], "DONE"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
+@pytest.mark.parametrize("variant", ["scripted", "noop", "other"])
+def test_audio_embedded_in_the_first_slide_is_graded_against_the_desktops_file(tmp_path, gui_image, variant, backend):
+    """The same audio scores exactly 1 (a success), another audio less, a deck without audio 0."""
+    from tests.gui.test_import_osworld import run_imported
+
+    actions = {
+        "scripted": terminal(EMBED.replace("{name}", "chime.wav")),
+        "other": terminal(EMBED.replace("{name}", "other.wav")),
+        "noop": ["DONE"],
+    }[variant]
+    info = run_imported(media_tree(tmp_path), tmp_path, "osworld-libreoffice_impress-m1-audio", actions, backend=backend)  # fmt: skip
+    if variant == "scripted":
+        assert info["score"] == 1.0, info["verifier_detail"]
+    elif variant == "other":
+        assert 0.0 < info["score"] < 0.6, info["verifier_detail"]  # 0.563 by librosa and fastdtw
+    else:
+        assert info["score"] == 0.0, info["verifier_detail"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["docker", "local"])
+@pytest.mark.parametrize("variant", ["scripted", "noop", "wrong"])
+def test_a_screenshot_of_the_terminal_after_ls_is_read_by_ocr(tmp_path, gui_image, variant, backend):
+    """``ls`` run, the screen grabbed, the file moved to ~/Desktop/ls.png: 1; ``pwd`` instead: 0; nothing: 0."""
+    from tests.gui.test_import_osworld import run_imported
+
+    move = "mv /tmp/shot.png ~/Desktop/ls.png"  # after the grab: the screenshot does not show it
+    actions = {
+        "scripted": terminal("ls", GRAB, move),
+        "wrong": terminal("pwd", GRAB, move),
+        "noop": ["DONE"],
+    }[variant]
+    info = run_imported(media_tree(tmp_path), tmp_path, "osworld-multi_apps-m2-ocr", actions, backend=backend)
+    assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
