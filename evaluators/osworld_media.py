@@ -28,6 +28,7 @@ and input size, or in pure Python:
 from __future__ import annotations
 
 import cmath
+import hashlib
 import math
 import operator
 import os
@@ -116,8 +117,24 @@ def xwd_to_ppm(data: bytes) -> bytes:
     return b"P6\n%d %d\n255\n" % (width, height) + bytes(out)
 
 
+_OCR_SEEN: dict[str, str | None] = {}
+
+
 def ocr_text(data: bytes) -> str | None:
-    """The words Tesseract reads in the image, joined by single spaces (None: an image we do not read)."""
+    """The words Tesseract reads in the image, joined by single spaces (None: an image we do not read).
+
+    Remembered by content: upstream's task grades one file by three rules, which must not take three
+    OCR runs (each up to ``OCR_TIMEOUT``) within the check's deadline.
+    """
+    key = hashlib.sha256(data).hexdigest()
+    if key not in _OCR_SEEN:
+        if len(_OCR_SEEN) >= 16:
+            _OCR_SEEN.clear()
+        _OCR_SEEN[key] = _ocr(data)
+    return _OCR_SEEN[key]
+
+
+def _ocr(data: bytes) -> str | None:
     if data[4:8] in (b"\x00\x00\x00\x07", b"\x07\x00\x00\x00"):  # an XWD header's file_version
         try:
             data = xwd_to_ppm(data)

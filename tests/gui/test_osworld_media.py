@@ -359,3 +359,29 @@ def test_a_screenshot_of_the_terminal_after_ls_is_read_by_ocr(tmp_path, gui_imag
     }[variant]
     info = run_imported(media_tree(tmp_path), tmp_path, "osworld-multi_apps-m2-ocr", actions, backend=backend)
     assert info["score"] == (1.0 if variant == "scripted" else 0.0), info["verifier_detail"]
+
+
+def test_one_image_graded_by_several_rules_is_read_once(monkeypatch):
+    """Upstream's task has three rules on one file: three OCR runs could outlast the check's deadline."""
+    import subprocess
+
+    from evaluators import osworld_media
+
+    runs = []
+    real = subprocess.run
+    monkeypatch.setattr(osworld_media.subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
+    shot = screenshot(TERMINAL + ["once"])
+    args = {"metrics": [{"func": "compare_image_text", "result": {"data_b64": base64.b64encode(shot).decode()}, "expected": {"value": rule(t)}} for t in ("ls", "1s", "1s")], "conj": "or"}  # fmt: skip
+    assert run_check("osworld", args)["score"] == 1.0
+    assert run_check("osworld", {**args, "metrics": args["metrics"][1:]})["score"] == 1.0
+    assert len(runs) == 1
+
+
+@pytest.mark.slow
+def test_the_longest_audio_scored_is_scored_well_inside_the_checks_deadline():
+    """Two clips just under ``MAX_SECONDS``: about 10 s here at load 3; the check's deadline is 60 s."""
+    notes = (SONG_A + SONG_B) * 8  # 128 half-second notes: 64 s, cut to just under the limit
+    clip = melody(notes)[: int((MAX_SECONDS - 1) * 22050)]
+    start = time.monotonic()
+    assert compare_audios(wav(clip), wav(clip[::-1])) < 1.0
+    assert time.monotonic() - start < 40
