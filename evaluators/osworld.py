@@ -4,7 +4,8 @@ The env turns a task's ``evaluator`` into ``osworld`` check arguments: each
 metric with its ``result`` and ``expected`` already reduced to data refs
 (``{"file": path}`` read beneath the state root, ``{"listdir": path}`` its
 names, ``{"list": [...]}`` several, ``{"data_b64": ...}`` from the task,
-``{"value": ...}`` for rules), so no getter runs
+``{"value": ...}`` for rules, ``{"slide_audio": path, "slide_index": i}``
+the audio a PPTX's slide embeds or links), so no getter runs
 code in the agent's desktop here. A missing file scores 0 (OSWorld's
 FileNotFoundError rule). Metrics keep OSWorld's names, arguments and scores.
 """
@@ -54,6 +55,7 @@ METRIC_MODULES = (
     "osworld_files",
     "osworld_images",
     "osworld_impress",
+    "osworld_media",
     "osworld_more",
     "osworld_slides",
     "osworld_table",
@@ -229,7 +231,7 @@ def _resolve(ref: Any) -> Any:
     if "file" in ref:
         try:
             return _state.read_bytes(ref["file"])
-        except (FileNotFoundError, NotADirectoryError, _state.NotRegular):
+        except (FileNotFoundError, NotADirectoryError, _state.NotRegular, _state.TooLarge):
             return None
     if "data_b64" in ref:
         return base64.b64decode(ref["data_b64"])
@@ -246,6 +248,10 @@ def _resolve(ref: Any) -> Any:
         from evaluators.osworld_chrome import profile_value
 
         return profile_value(str(ref["chrome"]), str(ref["profile"]))
+    if "slide_audio" in ref:
+        from evaluators.osworld_media import audio_in_slide
+
+        return audio_in_slide(str(ref["slide_audio"]), int(ref.get("slide_index", 0)))
     if "last_row" in ref:
         data = _resolve({"file": ref["last_row"]})
         try:
@@ -253,7 +259,7 @@ def _resolve(ref: Any) -> Any:
         except (OfficeError, KeyError, ValueError, IndexError):
             return None
     raise ArgumentError(
-        f"a getter ref needs file, listdir, list, data_b64, last_row, chrome or value, got {sorted(ref)}"
+        f"a getter ref needs file, listdir, list, data_b64, last_row, slide_audio, chrome or value, got {sorted(ref)}"
     )
 
 

@@ -182,7 +182,7 @@ TREE = {
     "multi_apps/t3-image.json": task(
         "t3-image",
         related_apps=["gimp"],
-        evaluator={"func": "compare_image_text", "result": {"type": "vm_file", "path": "a.png"}},
+        evaluator={"func": "compare_videos", "result": {"type": "vm_file", "path": "a.mp4"}},
     ),  # fmt: skip
     "os/t4-web.json": task(
         "t4-web",
@@ -246,7 +246,7 @@ def test_check_reports_coverage_and_out_writes_the_tasks(tree, tmp_path):
     assert "asset for https://e.example.invalid/none.txt" in result.output
     assert "one/setup.sh, two/setup.sh" in result.output
     assert "network: proxy: true" in result.output
-    assert "metric 'compare_image_text'" in result.output and "app 'gimp'" in result.output
+    assert "metric 'compare_videos'" in result.output and "app 'gimp'" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "osworld-os-t1-edit",
         "osworld-os-t10-history",

@@ -4,7 +4,8 @@ Config steps run through the desktop's daemon before the agent acts (the
 desktop is still ours then). The evaluator becomes ``osworld`` check
 arguments whose getters are data refs, read by the trusted checker after
 every agent process is gone: ``vm_file`` a path in the desktop (``multi``
-with ``gives``), ``list_directory`` a directory's names, ``cloud_file`` and
+with ``gives``), ``list_directory`` a directory's names, ``audio_in_slide`` the audio a
+slide of a PPTX embeds (or links), ``cloud_file`` and
 ``cache_file`` the task's asset bytes (never the network), ``rule`` the
 literal, Chromium's profile getters (``bookmarks``, ``history``, the
 Preferences ones) the profile's files, read after the browser has stopped
@@ -35,7 +36,7 @@ CONFIG_TYPES |= {"chrome_open_tabs"}
 COMMAND_GETTERS = ("vm_command_line", "vm_command_error")
 #: Getters that read the live desktop (``probe.py``) after the agent's processes are killed.
 LIVE_GETTERS = ("accessibility_tree", "vm_window_size", "vm_terminal_output", *chrome.TAB_GETTERS)
-GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file"}
+GETTERS = {"vm_file", "cloud_file", "cache_file", "rule", "list_directory", "content_from_vm_file", "audio_in_slide"}
 GETTERS |= {*COMMAND_GETTERS, *LIVE_GETTERS, *CHROME_GETTERS}
 ASSET_GETTERS = ("cloud_file", "cache_file")
 MAX_SLEEP = 10.0
@@ -232,6 +233,8 @@ class OSWorldTask:
             return {"command": spec}
         if kind == "content_from_vm_file":
             return {"last_row": home_path(getter["path"])}
+        if kind == "audio_in_slide":
+            return {"slide_audio": home_path(getter["ppt_file_path"]), "slide_index": int(getter.get("slide_index", 0))}
         if kind == "accessibility_tree":
             return {"live": {"a11y": True}}
         if kind == "vm_window_size":
