@@ -87,6 +87,16 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 COPY scripts/gui/chromium /usr/local/bin/chromium
 RUN ln -s /usr/local/bin/chromium /usr/local/bin/google-chrome
+# OSWorld's os tasks: GNOME Shell's settings schema (org.gnome.shell, 7 MB, for favorite-apps; not the
+# shell) read and written through GSettings' dconf backend (dconf-gsettings-backend, dconf-service,
+# already here); /run/user/1000 for the session bus where upstream's commands look for it
+# (guest/session.py); and timedatectl for a desktop without systemd (scripts/gui/timedatectl), in
+# /usr/bin, so the sealed verifier always runs the image's copy.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gnome-shell-common \
+    && rm -rf /var/lib/apt/lists/* \
+    && install -d -m 700 -o user -g user /run/user/1000
+COPY scripts/gui/timedatectl /usr/bin/timedatectl
 ENV LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC
 WORKDIR /home/user
 

@@ -1,4 +1,5 @@
-"""OSWorld's metrics over archives, listings and single files: zips and tarballs compared member by member, lines, names.
+"""OSWorld's metrics over archives, listings, single files and command output: zips and tarballs compared member by
+member, lines, names, ``timedatectl``'s zone and GNOME's favourite apps.
 
 Archives are read in memory (zip, or tar in any compression), regular
 members only, each capped in size; nothing is extracted to disk.
@@ -6,6 +7,7 @@ members only, each capped in size; nothing is extracted to disk.
 
 from __future__ import annotations
 
+import ast
 import io
 import posixpath
 import re
@@ -128,6 +130,43 @@ def check_moved_jpgs(result: Any, rules: dict[str, Any]) -> float:
     """The directory holds exactly the expected names (a listing, or OSWorld's tree with ``children``)."""
     names = [c["name"] for c in result.get("children", [])] if isinstance(result, dict) else list(result or [])
     return float(len(names) == len(rules["expected"]) and set(names) == set(rules["expected"]))
+
+
+@metric
+def is_utc_0(result: Any) -> float:
+    """``timedatectl status``'s line index 3 (systemd's "Time zone: Area/City (ABBR, +0000)") ends with ``+0000)``.
+
+    Upstream's convention: the fourth line, not whichever line names the zone; output of fewer lines
+    (no timedatectl) scores 0 here where upstream raises.
+    """
+    lines = _text(result).split("\n")
+    return float(len(lines) > 3 and lines[3].endswith("+0000)"))
+
+
+def gvariant_strings(text: str) -> list[str] | None:
+    """A GVariant string array as ``gsettings get`` prints it (``['a', "b's"]``, ``@as []``), or None.
+
+    Parsed as a Python literal (``ast.literal_eval``, never ``eval`` as upstream): GVariant's text
+    form of an ``as`` is one, once an ``@as`` type annotation is dropped.
+    """
+    text = text.strip()
+    if text.startswith("@as "):
+        text = text[4:].lstrip()
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    return value
+
+
+@metric
+def check_gnome_favorite_apps(result: Any, rules: dict[str, Any]) -> float:
+    """``gsettings get org.gnome.shell favorite-apps`` lists the expected apps: as many, the same set (upstream)."""
+    apps = gvariant_strings(_text(result))
+    expected = list(rules["expected"])
+    return float(apps is not None and len(apps) == len(expected) and set(apps) == set(expected))
 
 
 def _lines_and_ids(data: Any) -> tuple[list[str], list[str]] | None:

@@ -31,6 +31,8 @@ from agentenvs.sandbox.local_userns import host_ids
 from agentenvs.sandbox.procs import proc_start_time
 
 GUEST_SOURCE = Path(__file__).resolve().parent / "guest"
+#: The session bus's folder (``guest/session.py``): the image makes it the desktop user's.
+UPSTREAM_BUS_DIR = "/run/user/1000"
 GUEST_MOUNT = "/opt/agentenvs/gui"
 SOCKET_MOUNT = "/run/agentenvs-gui"
 IMAGE = "agentenvs/gui:latest"
@@ -102,8 +104,8 @@ class Desktop:
         self.sandbox: Sandbox = create_sandbox(backend, spec, **({"image": image} if backend == "local" else {}))
         self.client = DaemonClient(os.path.join(self._sockdir, "daemon.sock"))
         try:
-            if backend == "local":  # the image's home is copied to the sandbox's own files, as root's
-                self.sandbox.exec(["chown", "-R", f"{USER}:{USER}", HOME], timeout=60)
+            if backend == "local":  # the image's home and bus folder are copied to the sandbox's own files, as root's
+                self.sandbox.exec(["chown", "-R", f"{USER}:{USER}", HOME, UPSTREAM_BUS_DIR], timeout=60)
             self._start_daemon(ready_timeout)
         except BaseException:
             self.close()

@@ -131,6 +131,10 @@ class GuiEnv(AgentEnv):
         for _ in range(attempts):
             desktop = Desktop(self.backend, width=self.width, height=self.height)
             try:
+                for argv in osworld.root_setup():  # as root, from outside, before anything of the task runs
+                    done = desktop.sandbox.exec(argv, timeout=30)
+                    if done.exit_code != 0:
+                        raise SandboxError(f"{' '.join(argv)} failed: {done.output[-300:]}")
                 table = placeholders(self.width, self.height)
                 unshown = osworld.run_steps(desktop.client, osworld.data.get("config", []), table)
             except BaseException:

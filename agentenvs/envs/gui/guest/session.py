@@ -1,4 +1,4 @@
-"""The desktop session: Xvfb, a D-Bus session bus (which brings AT-SPI), openbox, and the apps' environment.
+"""The desktop session: Xvfb, a D-Bus session bus (which brings AT-SPI and dconf), openbox, and the apps' environment.
 
 Xvfb picks its own display number (``-displayfd``; fixed numbers race) and
 is read until its trailing newline (closing early kills it). Everything runs
@@ -14,11 +14,15 @@ import time
 APP_ENV = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
-    "TZ": "UTC",
+    # The system's zone (/etc/localtime, Etc/UTC in the image), as on OSWorld's desktop, where no TZ is
+    # set: the image's TZ=UTC would hide a zone changed with timedatectl from the apps and `date`.
+    "TZ": ":/etc/localtime",
     "SAL_USE_VCLPLUGIN": "gtk3",
     "GTK_OVERLAY_SCROLLING": "0",
     "NO_AT_BRIDGE": "0",
 }
+#: Where OSWorld's task commands find the session bus (``DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus``).
+UPSTREAM_BUS_DIR = "/run/user/1000"
 
 
 class Session:
@@ -55,8 +59,13 @@ class Session:
         return f":{buf.decode().strip()}"
 
     def _dbus(self, timeout: float) -> str:
+        """The session bus, at ``unix:path=/run/user/1000/bus`` when that folder is ours (upstream's commands
+        export that address: its user is uid 1000, ours 1001, so it is only a path here)."""
+        argv = ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"]
+        if os.path.isdir(UPSTREAM_BUS_DIR) and os.access(UPSTREAM_BUS_DIR, os.W_OK | os.X_OK):
+            argv.append(f"--address=unix:path={UPSTREAM_BUS_DIR}/bus")
         proc = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+            argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=self.env,
