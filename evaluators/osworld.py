@@ -50,13 +50,14 @@ def limits(name: str) -> Callable[[Limits], Limits]:
 
 #: The modules whose ``@metric`` and ``@limits`` fill the two tables above.
 METRIC_MODULES = (
+    "osworld_audio",
     "osworld_chrome",
     "osworld_docs",
     "osworld_files",
     "osworld_images",
     "osworld_impress",
-    "osworld_media",
     "osworld_more",
+    "osworld_ocr",
     "osworld_slides",
     "osworld_table",
     "osworld_writer",
@@ -249,7 +250,7 @@ def _resolve(ref: Any) -> Any:
 
         return profile_value(str(ref["chrome"]), str(ref["profile"]))
     if "slide_audio" in ref:
-        from evaluators.osworld_media import audio_in_slide
+        from evaluators.osworld_audio import audio_in_slide
 
         return audio_in_slide(str(ref["slide_audio"]), int(ref.get("slide_index", 0)))
     if "last_row" in ref:

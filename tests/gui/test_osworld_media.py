@@ -18,7 +18,8 @@ import pytest
 
 from agentenvs.sandbox.state_checker import StateChecker
 from evaluators import run_check
-from evaluators.osworld_media import MAX_SECONDS, audio_in_slide, compare_audios, compare_image_text, ocr_text
+from evaluators.osworld_audio import MAX_SECONDS, audio_in_slide, compare_audios
+from evaluators.osworld_ocr import compare_image_text, ocr_text
 from tests.gui.audiofile import SONG_A, SONG_B, melody, mp3, wav
 from tests.gui.imported import desktop, imported_check
 from tests.gui.ooxml import PR, zipped
@@ -365,11 +366,11 @@ def test_one_image_graded_by_several_rules_is_read_once(monkeypatch):
     """Upstream's task has three rules on one file: three OCR runs could outlast the check's deadline."""
     import subprocess
 
-    from evaluators import osworld_media
+    from evaluators import osworld_ocr
 
     runs = []
     real = subprocess.run
-    monkeypatch.setattr(osworld_media.subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
+    monkeypatch.setattr(osworld_ocr.subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
     shot = screenshot(TERMINAL + ["once"])
     args = {"metrics": [{"func": "compare_image_text", "result": {"data_b64": base64.b64encode(shot).decode()}, "expected": {"value": rule(t)}} for t in ("ls", "1s", "1s")], "conj": "or"}  # fmt: skip
     assert run_check("osworld", args)["score"] == 1.0

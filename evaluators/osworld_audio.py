@@ -1,34 +1,23 @@
-"""OSWorld's media metrics: ``compare_image_text`` (OCR) and ``compare_audios`` (MFCC + fastdtw).
+"""OSWorld's ``compare_audios`` and its ``audio_in_slide`` getter, in the host's state checker.
 
-Both run in the host's state checker, standard-library Python, so the heavy
-lifting upstream does with Python packages is done here by host programs
-(``scripts/apt-packages.txt``) fed the bytes on stdin, each bounded in time
-and input size, or in pure Python:
-
-- ``compare_image_text``: upstream OCRs the image with easyocr and looks for
-  ``rule["text"]`` as a substring (case-sensitive) of the boxes' texts joined
-  by spaces. Here Tesseract (``tesseract-ocr-eng``) reads it and its words are
-  joined by single spaces, the image read as one block of text (``--psm 6``: its
-  automatic layout found no text at all in a terminal window on a black screen). PNG and JPEG are given to it as they are, an X11
-  screen dump (``xwd``, which upstream also converts) is turned into a PPM
-  first; anything else, or an image over ``png.MAX_PIXELS``, scores 0.
-- ``compare_audios``: upstream's librosa pipeline (mono, 22050 Hz, default
-  MFCC, each coefficient's row divided by its maximum magnitude, fastdtw with
-  radius 1 and the cosine distance, the distance divided by the path length,
-  ``exp(-d)``). SoX decodes and resamples (its ``rate`` effect, the algorithm
-  librosa's default ``soxr_hq`` grew from); MFCC and fastdtw are ours, in
-  pure Python, matching librosa 0.11 and fastdtw 0.3 to rounding. A file
-  longer than ``MAX_SECONDS`` scores 0 (pure Python takes about 0.1 s of
-  CPU per second of audio: a longer one could run the check past its
-  deadline, an unscored infrastructure error the agent could use to void a
-  failure). Upstream's edge cases are kept: both unreadable or empty is 1,
-  one of them is 0.
+Upstream's librosa pipeline (mono, 22050 Hz, default MFCC, each
+coefficient's row divided by its maximum magnitude, fastdtw with radius 1
+and the cosine distance, the distance divided by the path length,
+``exp(-d)``). SoX (a host package: ``scripts/apt-packages.txt``) decodes and
+resamples, fed a private copy and bounded in time (its ``rate`` effect, the
+algorithm librosa's default ``soxr_hq`` grew from); MFCC and fastdtw are
+ours, in pure Python, matching librosa 0.11 and fastdtw 0.3 to rounding. A
+file longer than ``MAX_SECONDS`` scores 0 (pure Python takes about 0.1 s of
+CPU per second of audio: a longer one could run the check past its
+deadline, an unscored infrastructure error the agent could use to void a
+failure). Upstream's edge cases are kept: both unreadable or empty is 1,
+one of them is 0.
 """
 
 from __future__ import annotations
 
 import cmath
-import hashlib
+import errno
 import math
 import operator
 import os
@@ -41,141 +30,15 @@ from xml.etree import ElementTree as ET
 
 from evaluators import _state
 from evaluators.office import _PKG_REL, OfficeError, _open, member
-from evaluators.osworld import limits, metric
-from evaluators.png import MAX_PIXELS
+from evaluators.osworld import metric
 
-#: Each program gets this long (the check's deadline is 60 s); past it the file scores 0.
-OCR_TIMEOUT = 25.0
+#: SoX gets this long (the check's deadline is 60 s); past it the file scores 0.
 DECODE_TIMEOUT = 15.0
 #: Longer audio scores 0: the MFCC of both files and the alignment stay within ~15 s on a loaded machine.
 MAX_SECONDS = 60.0
 MAX_INPUT = 64 * 1024 * 1024
 SR, N_FFT, HOP, N_MELS, N_MFCC = 22050, 2048, 512, 128, 20
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_THREAD_LIMIT": "1"}
-
-
-class _Oversize(Exception):
-    """An input too large to score in time: the metric gives 0."""
-
-
-# -- compare_image_text ---------------------------------------------------------------------------
-
-
-def _image_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height of a PNG or JPEG from its header (None: neither)."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24 and data[12:16] == b"IHDR":
-        return struct.unpack(">II", data[16:24])
-    if data.startswith(b"\xff\xd8"):
-        pos = 2
-        while pos + 9 <= len(data):
-            if data[pos] != 0xFF:
-                return None
-            kind = data[pos + 1]
-            if kind in (0xD8, 0x01) or 0xD0 <= kind <= 0xD7:
-                pos += 2
-                continue
-            length = struct.unpack(">H", data[pos + 2 : pos + 4])[0]
-            if 0xC0 <= kind <= 0xCF and kind not in (0xC4, 0xC8, 0xCC):
-                height, width = struct.unpack(">HH", data[pos + 5 : pos + 9])
-                return width, height
-            pos += 2 + length
-    return None
-
-
-def xwd_to_ppm(data: bytes) -> bytes:
-    """An X11 window dump (ZPixmap, 24 or 32 bits a pixel, 8-bit masks) as a binary PPM; ValueError otherwise."""
-    if len(data) < 100:
-        raise ValueError("too short for an XWD header")
-    for order in (">", "<"):
-        fields = struct.unpack(order + "25I", data[:100])
-        if fields[1] == 7:  # XWD_FILE_VERSION
-            break
-    else:
-        raise ValueError("not an XWD file")
-    header_size, _, pixmap_format, _, width, height = fields[:6]
-    byte_order, bits_per_pixel, bytes_per_line = fields[7], fields[11], fields[12]
-    masks, ncolors = fields[14:17], fields[19]
-    if pixmap_format != 2 or bits_per_pixel not in (24, 32):
-        raise ValueError(f"XWD format {pixmap_format} at {bits_per_pixel} bits a pixel")
-    if width * height > MAX_PIXELS or width == 0 or height == 0:
-        raise _Oversize(f"{width}x{height} pixels")
-    step = bits_per_pixel // 8
-    shifts = []
-    for mask in masks:
-        if mask not in (0xFF, 0xFF00, 0xFF0000, 0xFF000000):
-            raise ValueError(f"XWD colour mask {mask:#x}")
-        byte = (mask.bit_length() - 1) // 8
-        shifts.append(byte if byte_order == 0 else step - 1 - byte)
-    start = header_size + 12 * ncolors
-    if start + bytes_per_line * (height - 1) + width * step > len(data):
-        raise ValueError("XWD pixels cut short")
-    out = bytearray(width * height * 3)
-    for y in range(height):
-        row = data[start + y * bytes_per_line : start + y * bytes_per_line + width * step]
-        for channel, offset in enumerate(shifts):
-            out[y * width * 3 + channel : (y + 1) * width * 3 : 3] = row[offset::step]
-    return b"P6\n%d %d\n255\n" % (width, height) + bytes(out)
-
-
-_OCR_SEEN: dict[str, str | None] = {}
-
-
-def ocr_text(data: bytes) -> str | None:
-    """The words Tesseract reads in the image, joined by single spaces (None: an image we do not read).
-
-    Remembered by content: upstream's task grades one file by three rules, which must not take three
-    OCR runs (each up to ``OCR_TIMEOUT``) within the check's deadline.
-    """
-    key = hashlib.sha256(data).hexdigest()
-    if key not in _OCR_SEEN:
-        if len(_OCR_SEEN) >= 16:
-            _OCR_SEEN.clear()
-        _OCR_SEEN[key] = _ocr(data)
-    return _OCR_SEEN[key]
-
-
-def _ocr(data: bytes) -> str | None:
-    if data[4:8] in (b"\x00\x00\x00\x07", b"\x07\x00\x00\x00"):  # an XWD header's file_version
-        try:
-            data = xwd_to_ppm(data)
-        except (ValueError, _Oversize):
-            return None
-    else:
-        size = _image_size(data)
-        if size is None or size[0] * size[1] > MAX_PIXELS or 0 in size:
-            return None
-    try:
-        done = subprocess.run(
-            ["tesseract", "stdin", "stdout", "-l", "eng", "--psm", "6"],
-            input=data,
-            capture_output=True,
-            timeout=OCR_TIMEOUT,
-            env=_ENV,
-            check=False,
-        )
-    except (subprocess.TimeoutExpired, OSError):
-        return None
-    if done.returncode != 0:
-        return None
-    return " ".join(done.stdout.decode("utf-8", "replace").split())
-
-
-@metric
-def compare_image_text(result: Any, rule: dict[str, Any]) -> float:
-    """``rule["text"]`` in the image's OCR text (``type`` ``text``, the only one upstream has)."""
-    if not result or not isinstance(result, bytes) or not isinstance(rule, dict) or rule.get("type") != "text":
-        return 0.0
-    text = ocr_text(result)
-    return float(text is not None and str(rule.get("text", "")) in text)
-
-
-@limits("compare_image_text")
-def _image_text_limits(options: dict[str, Any], rule: Any) -> list[str]:
-    kind = rule.get("type") if isinstance(rule, dict) else None
-    return [] if kind == "text" else [f"compare_image_text rule type {kind!r}"]
-
-
-# -- audio_in_slide -------------------------------------------------------------------------------
 
 
 def audio_in_slide(pptx: str, slide_index: int) -> bytes | None:
@@ -222,10 +85,10 @@ def _sox_type(data: bytes) -> str | None:
 def load_audio(data: bytes) -> list[float] | None:
     """The samples librosa's ``load`` gives (mono, 22050 Hz, float), decoded by SoX; None when unreadable.
 
-    Raises ``_Oversize`` for more than ``MAX_SECONDS`` of audio or bytes over ``MAX_INPUT``.
+    Raises ``_state.TooLarge`` for more than ``MAX_SECONDS`` of audio or bytes over ``MAX_INPUT``.
     """
     if len(data) > MAX_INPUT:
-        raise _Oversize(f"{len(data)} bytes")
+        raise _state.TooLarge(errno.EFBIG, f"{len(data)} bytes")
     kind = _sox_type(data)
     if kind is None:
         return None
@@ -239,14 +102,14 @@ def load_audio(data: bytes) -> list[float] | None:
         try:
             done = subprocess.run(argv, capture_output=True, timeout=DECODE_TIMEOUT, env=_ENV, check=False)
         except subprocess.TimeoutExpired:
-            raise _Oversize("decoding took too long") from None
+            raise _state.TooLarge(errno.EFBIG, "decoding took too long") from None
         except OSError:
             return None
     if done.returncode != 0:
         return None
     count = len(done.stdout) // 4
     if count > limit:
-        raise _Oversize(f"longer than {MAX_SECONDS:g} s")
+        raise _state.TooLarge(errno.EFBIG, f"longer than {MAX_SECONDS:g} s")
     return list(struct.unpack(f"<{count}f", done.stdout[: 4 * count]))
 
 
@@ -441,7 +304,7 @@ def compare_audios(result: Any, expected: Any) -> float:
     try:
         y1 = load_audio(result) if isinstance(result, bytes) else None
         y2 = load_audio(expected) if isinstance(expected, bytes) else None
-    except _Oversize:
+    except _state.TooLarge:
         return 0.0
     bad1, bad2 = not y1, not y2
     if bad1 and bad2:
