@@ -167,19 +167,6 @@ ZONE_RUNS = {
 }
 
 
-@pytest.mark.docker
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["docker", "local"])
-@pytest.mark.parametrize("variant", list(ZONE_RUNS))
-def test_the_time_zone_set_from_a_terminal_reaches_the_sealed_verifiers_timedatectl(
-    tmp_path, gui_image, variant, backend
-):
-    """The agent's /etc/localtime reaches the verifier; its own timedatectl (~/bin, /usr/local/bin, /usr/bin) does not."""
-    command, want = ZONE_RUNS[variant]
-    info = run(tmp_path, "z1-utc", command, backend)
-    assert info["score"] == want, info["verifier_detail"]
-
-
 FAVORITE_RUNS = {
     "scripted": (
         "gsettings set org.gnome.shell favorite-apps \"['chromium.desktop', 'org.gnome.Terminal.desktop']\"",
@@ -192,13 +179,25 @@ FAVORITE_RUNS = {
 }
 
 
+#: Every variant runs on docker; on local the scripted run, the no-op and the planted fakes (whose seal differs).
+ON_BOTH = ("scripted", "noop", "fake")
+CASES = [
+    (task, variant, backend)
+    for task, runs in (("z1-utc", ZONE_RUNS), ("f1-favorites", FAVORITE_RUNS))
+    for variant in runs
+    for backend in ("docker", "local")
+    if backend == "docker" or variant in ON_BOTH
+]
+
+
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["docker", "local"])
-@pytest.mark.parametrize("variant", list(FAVORITE_RUNS))
-def test_favorite_apps_set_with_gsettings_are_read_from_dconf_in_the_sealed_verifier(
-    tmp_path, gui_image, variant, backend
+@pytest.mark.parametrize(("task", "variant", "backend"), CASES)
+def test_the_zone_and_favourites_set_from_a_terminal_are_what_the_sealed_verifier_reads(
+    tmp_path, gui_image, task, variant, backend
 ):
-    command, want = FAVORITE_RUNS[variant]
-    info = run(tmp_path, "f1-favorites", command, backend)
+    """The agent's /etc/localtime and dconf database reach the verifier; its own timedatectl or gsettings
+    (planted in ~/bin, /usr/local/bin and over /usr/bin) does not."""
+    command, want = (ZONE_RUNS if task == "z1-utc" else FAVORITE_RUNS)[variant]
+    info = run(tmp_path, task, command, backend)
     assert info["score"] == want, info["verifier_detail"]
