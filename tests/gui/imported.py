@@ -13,12 +13,15 @@ from agentenvs.envs.gui.importer import classify
 from agentenvs.envs.gui.osworld_task import OSWorldTask
 
 
-def imported_check(tmp_path: Path, domain: str, evaluator: dict[str, Any], assets: dict[str, bytes]) -> dict[str, Any]:
-    """The ``osworld`` check args of a task with ``evaluator``; ``assets`` by URL ``host/path``. It must import."""
+def imported_check(
+    tmp_path: Path, domain: str, evaluator: dict[str, Any], assets: dict[str, bytes], config: list | None = None
+) -> dict[str, Any]:
+    """The ``osworld`` check args of a task with ``evaluator`` (and ``config``); ``assets`` by URL ``host/path``.
+    It must import."""
     for name, data in assets.items():
         (tmp_path / "assets" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "assets" / name).write_bytes(data)
-    task = {"id": "t", "snapshot": domain, "instruction": "Do it.", "source": "test", "config": [], "evaluator": evaluator}  # fmt: skip
+    task = {"id": "t", "snapshot": domain, "instruction": "Do it.", "source": "test", "config": config or [], "evaluator": evaluator}  # fmt: skip
     assert classify(domain, task, AssetIndex(tmp_path / "assets")).status == "imported"
     (tmp_path / "t.json").write_text(json.dumps(task))
     return OSWorldTask(tmp_path / "t.json", tmp_path / "assets").check_args()

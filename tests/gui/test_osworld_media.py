@@ -205,6 +205,29 @@ def test_a_task_graded_by_the_slides_audio_imports_and_scores_from_the_root(tmp_
     assert run_check("osworld", args)["score"] < 0.6
 
 
+def test_an_expected_file_the_config_downloaded_is_the_tasks_copy_not_the_desktops(tmp_path, monkeypatch):
+    """Upstream's Impress task compares the slide's audio with the MP3 its config downloaded to the Desktop: an
+    agent that empties that file and embeds junk makes both unreadable, which upstream's rule scores 1."""
+    given = {"url": "https://files.example.invalid/a/tune.wav", "path": "/home/user/Desktop/tune.wav"}
+    evaluator = {
+        "func": "compare_audios",
+        "result": {"type": "audio_in_slide", "ppt_file_path": "/home/user/Desktop/talk.pptx", "slide_index": 0},
+        "expected": {"type": "vm_file", "path": "/home/user/Desktop/tune.wav", "dest": "tune.wav"},
+    }
+    config = [{"type": "download", "parameters": {"files": [given]}}]
+    args = imported_check(tmp_path, "libreoffice_impress", evaluator, {"files.example.invalid/a/tune.wav": A}, config)
+    assert args["metrics"][0]["expected"] == {"data_b64": base64.b64encode(A).decode()}
+    folder = desktop(tmp_path, monkeypatch)
+    (folder / "tune.wav").write_bytes(b"")  # the agent empties the desktop's copy
+    (folder / "talk.pptx").write_bytes(deck(embedded("media1.wav"), {"media1.wav": b"junk"}))
+    assert run_check("osworld", args)["score"] == 0.0
+    (folder / "talk.pptx").write_bytes(deck(embedded("media1.wav"), {"media1.wav": A}))
+    assert run_check("osworld", args)["score"] == 1.0
+    other = {**evaluator, "expected": {"type": "vm_file", "path": "/home/user/Desktop/other.wav", "dest": "o.wav"}}
+    args = imported_check(tmp_path, "libreoffice_impress", other, {}, config)
+    assert args["metrics"][0]["expected"] == {"file": "/home/user/Desktop/other.wav"}  # not downloaded: the desktop's
+
+
 def test_a_task_graded_by_ocr_imports_with_its_rules_and_reads_the_file_from_the_root(tmp_path, monkeypatch):
     shot = {"type": "vm_file", "path": "/home/user/Desktop/ls.png", "dest": "ls.png"}
     evaluator = {
