@@ -91,9 +91,11 @@ RUN ln -s /usr/local/bin/chromium /usr/local/bin/google-chrome
 # shell) read and written through GSettings' dconf backend (dconf-gsettings-backend, dconf-service,
 # already here); /run/user/1000 for the session bus where upstream's commands look for it
 # (guest/session.py); and timedatectl for a desktop without systemd (scripts/gui/timedatectl), in
-# /usr/bin, so the sealed verifier always runs the image's copy.
+# /usr/bin, so the sealed verifier always runs the image's copy. GStreamer's base and good plugins: Impress
+# plays and inserts audio and video through them (Insert > Audio or Video did nothing with the core alone).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gnome-shell-common \
+        gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
     && rm -rf /var/lib/apt/lists/* \
     && install -d -m 700 -o user -g user /run/user/1000
 COPY scripts/gui/timedatectl /usr/bin/timedatectl
