@@ -11,7 +11,6 @@ import base64
 import io
 import json
 import struct
-import time
 from pathlib import Path
 
 import pytest
@@ -95,14 +94,17 @@ def test_what_is_not_an_image_we_read_scores_zero():
         assert compare_image_text(bad, rule("Documents")) == 0.0
 
 
-def test_an_image_too_large_to_read_in_time_scores_zero_at_once():
+def test_an_image_too_large_to_read_in_time_scores_zero_at_once(monkeypatch):
+    from evaluators import osworld_ocr
+
+    runs = []
+    monkeypatch.setattr(osworld_ocr.subprocess, "run", lambda *a, **k: runs.append(a))
     big = screenshot(["Documents"], size=(1921, 1200))
-    start = time.monotonic()
     assert compare_image_text(big, rule("Documents")) == 0.0
-    assert time.monotonic() - start < 0.5  # refused from the header, never given to Tesseract
     header = bytearray(xwd(["Documents"])[:100])
     header[16:24] = struct.pack(">II", 4000, 4000)
     assert compare_image_text(bytes(header) + bytes(10000), rule("Documents")) == 0.0
+    assert runs == []  # refused from the header, never given to Tesseract
 
 
 # -- compare_audios -------------------------------------------------------------------------------
@@ -134,12 +136,16 @@ def test_unreadable_audio_follows_upstreams_rules():
     assert compare_audios(wav([]), A) == 0.0  # a WAV of no samples is empty, as librosa's
 
 
-def test_audio_too_long_to_score_in_time_scores_zero_at_once():
+def test_audio_too_long_to_score_in_time_scores_zero_at_once(monkeypatch):
+    from evaluators import osworld_audio
+
+    features = []
+    real = osworld_audio.mfcc
+    monkeypatch.setattr(osworld_audio, "mfcc", lambda y: features.append(len(y)) or real(y))
     long = wav([0.0] * int((MAX_SECONDS + 1) * 22050))
-    start = time.monotonic()
     assert compare_audios(long, long) == 0.0
     assert compare_audios(A, long) == 0.0
-    assert time.monotonic() - start < 5
+    assert features == []  # refused after decoding, before any MFCC
 
 
 # -- audio_in_slide -------------------------------------------------------------------------------
@@ -410,10 +416,9 @@ def test_one_image_graded_by_several_rules_is_read_once(monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_longest_audio_scored_is_scored_well_inside_the_checks_deadline():
-    """Two clips just under ``MAX_SECONDS``: about 10 s here at load 3; the check's deadline is 60 s."""
+def test_the_longest_audio_allowed_is_scored_not_refused():
+    """Two clips just under ``MAX_SECONDS`` (about 10 s of CPU here at load 3, measured by hand, against the
+    check's 60 s deadline: see docs/gui.md)."""
     notes = (SONG_A + SONG_B) * 8  # 128 half-second notes: 64 s, cut to just under the limit
     clip = melody(notes)[: int((MAX_SECONDS - 1) * 22050)]
-    start = time.monotonic()
-    assert compare_audios(wav(clip), wav(clip[::-1])) < 1.0
-    assert time.monotonic() - start < 40
+    assert 0.0 < compare_audios(wav(clip), wav(clip[::-1])) < 1.0
