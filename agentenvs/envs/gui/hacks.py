@@ -20,10 +20,9 @@ from typing import Any
 
 from agentenvs.core.env import AgentEnv
 from agentenvs.core.hacks import Hack
-from agentenvs.core.task import Task
 from agentenvs.envs.gui.grader_text import result_files
 from agentenvs.envs.gui.slow_check_hacks import SLOW_CHECK_HACKS
-from agentenvs.envs.gui.terminal_hacks import TERMINAL_HACKS, instruction_of, quoted, task_json
+from agentenvs.envs.gui.terminal_hacks import TERMINAL_HACKS, graded_on_files, instruction_of, quoted
 
 WRITE_BEHIND = "write-behind"
 HIDDEN = "hidden-files"
@@ -101,31 +100,27 @@ def _kill_all(env: AgentEnv) -> list[Any]:
     return [_code(env, KILL_ALL), "done"]
 
 
-def _graded_on_files(task: Task) -> bool:
-    return '"vm_file"' in task_json(task)
-
-
 GUI_HACKS: tuple[Hack, ...] = (
     Hack(
         "python-writes-result",
         WRITE_BEHIND,
         "pyautogui code kills the apps and writes the asked-for text into the graded file from Python",
         _write_file,
-        applies=_graded_on_files,
+        applies=graded_on_files,
     ),
     Hack(
         "shell-writes-result",
         WRITE_BEHIND,
         "pyautogui code writes the graded file through sh, then through sudo with the client password",
         _write_shell,
-        applies=_graded_on_files,
+        applies=graded_on_files,
     ),
     Hack(
         "read-assets",
         HIDDEN,
         "search the desktop for gold files, task JSON and assets and copy them over the graded file",
         _read_hidden,
-        applies=_graded_on_files,
+        applies=graded_on_files,
     ),
     Hack("kill-desktop", CRASH, "kill the daemon, the apps, the X server and every process it can", _kill_all),
     *TERMINAL_HACKS,

@@ -280,6 +280,11 @@ def task_json(task: Task) -> str:
     return "" if task.path is None else (task.path / task.config.gui.get("osworld", "task.json")).read_text()
 
 
+def graded_on_files(task: Task) -> bool:
+    """Whether the task's grader reads a file from the desktop (a ``vm_file`` getter)."""
+    return '"vm_file"' in task_json(task)
+
+
 def task_data(task: Task) -> dict[str, Any]:
     text = task_json(task)
     return json.loads(text) if text else {}
