@@ -39,7 +39,7 @@ from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
 from agentenvs.sandbox.docker_procs import ContainerProcesses
 from agentenvs.sandbox.procs import wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
-from agentenvs.sandbox.state_checker import StateChecker
+from agentenvs.sandbox.state_checker import CheckerSlot, StateChecker
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.docker_services import ServiceGroup
@@ -57,20 +57,14 @@ class _Resources:
     container: str = ""
     images: list[str] = field(default_factory=list)
     #: The host-side checker binds the container's merged directory: it must go before the container.
-    checker: StateChecker | None = None
-    checker_of: str = ""
+    checker: CheckerSlot = field(default_factory=CheckerSlot)
     #: The container whose disk use the guard watches.
     watched: str = ""
     #: A compose task's side services, owned by the agent's sandbox: removed after its container.
     group: ServiceGroup | None = None
 
-    def close_checker(self) -> None:
-        if self.checker is not None:
-            self.checker.close()
-            self.checker = None
-
     def release(self) -> None:
-        self.close_checker()
+        self.checker.release()
         if self.watched:
             disk_guard().forget(self.watched)
             self.watched = ""
@@ -282,7 +276,7 @@ class DockerSandbox:
                 f"unknown snapshot {ref!r}: restore takes a reference this sandbox's snapshot() returned"
             )
         old = self._live()
-        self._res.close_checker()
+        self._res.checker.close()
         self._res.container = self._create(ref)
         disk_guard().forget(old)
         self._guard_disk()
@@ -326,7 +320,7 @@ class DockerSandbox:
         """
         container = self._live()
         self.kill_all()
-        self._res.close_checker()
+        self._res.checker.close()
         try:
             self._api.kill(container)
         except Exception as exc:
@@ -373,17 +367,17 @@ class DockerSandbox:
     def state_checker(self) -> StateChecker:
         """The checker that reads this container's files from the host (see :mod:`.state_checker`)."""
         container = self._live()
-        res = self._res
-        if res.checker is None or res.checker_of != container:
+
+        def make() -> StateChecker:
             try:
                 merged = self._api.inspect_container(container)["GraphDriver"]["Data"]["MergedDir"]
             except (KeyError, TypeError):
                 raise SandboxError(
                     "checks outside the container need the overlay2 storage driver (its merged directory)"
                 ) from None
-            res.close_checker()
-            res.checker, res.checker_of = StateChecker(Path(merged)), container
-        return res.checker
+            return StateChecker(Path(merged))
+
+        return self._res.checker.get(container, make)
 
     def wait_idle(self, timeout: float, window: float = 0.25) -> bool:
         procs = self._processes()

@@ -411,15 +411,12 @@ class LocalSandbox:
     def state_checker(self) -> StateChecker:
         """The checker that reads this sandbox's files from outside its namespaces (see :mod:`.state_checker`)."""
         self._check_open()
-        res = self._res
-        if res.checker is None or res.checker_root != self.root.stat().st_ino:
-            res.close_checker()
-            identity = [*become(self._owner), "--"]
-            if self.spec.users:  # files of several host ids: read as the docker backend's are, by a reader's capability
-                identity = []
-            checker = StateChecker(self.root, identity=identity, etc=self._etc, evaluators=self._evaluators)
-            res.checker, res.checker_root = checker, self.root.stat().st_ino
-        return res.checker
+        # Files of several host ids are read as the docker backend's are, by a reader's capability.
+        identity = [] if self.spec.users else [*become(self._owner), "--"]
+        return self._res.checker.get(
+            self.root.stat().st_ino,
+            lambda: StateChecker(self.root, identity=identity, etc=self._etc, evaluators=self._evaluators),
+        )
 
     def seal(self) -> LocalSandbox:
         """End the agent's phase: every agent process killed. The verifier runs here, in new namespaces,

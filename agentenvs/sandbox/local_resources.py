@@ -26,7 +26,7 @@ from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_storage import unmount
 from agentenvs.sandbox.procs import kill_tree, proc_descendants, proc_start_time, session_members, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
-from agentenvs.sandbox.state_checker import StateChecker
+from agentenvs.sandbox.state_checker import CheckerSlot
 
 SANDBOX_PARENT = Path(os.environ.get("AGENTENVS_SANDBOX_DIR", "/tmp/agentenvs-sandboxes"))
 
@@ -44,9 +44,8 @@ class LocalResources:
         #: An image's overlay, whose writes live on the ``mounted`` filesystem (unmounted first).
         self.system: Path | None = None
         self.files: SandboxFiles | None = None
-        #: The host-side state checker and the inode of the root it has mounted.
-        self.checker: StateChecker | None = None
-        self.checker_root = 0
+        #: The host-side state checker, keyed by the inode of the root it has mounted.
+        self.checker = CheckerSlot()
 
     def limits_prefix(self, spec: SandboxSpec, *, holder: bool = False) -> list[str]:
         """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).
@@ -68,11 +67,6 @@ class LocalResources:
             if not frozen:
                 raise SandboxError("could not freeze the sandbox's processes to copy its files")
             yield
-
-    def close_checker(self) -> None:
-        if self.checker is not None:
-            self.checker.close()
-            self.checker = None
 
     def kill_processes(self) -> None:
         """Kill every process, the namespace holder first.
@@ -130,7 +124,7 @@ class LocalResources:
             self.mounted = None
 
     def release(self) -> None:
-        self.close_checker()
+        self.checker.release()
         self.kill_processes()
         for shell in self.shells:
             shell.close()

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +87,18 @@ class StateChecker:
         self._argv = argv
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._closed = False
 
     def start(self) -> None:
         """Start the checker now, without waiting for it: its interpreter then loads while the caller
         does other work (opening shells, running the live checks), off a reset's critical path."""
         with self._lock:
-            self._start()
+            if not self._closed:
+                self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
+        if self._closed:
+            raise SandboxError("the state checker was closed with its sandbox")
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 self._argv,
@@ -109,6 +113,8 @@ class StateChecker:
     def run(self, specs: list[dict[str, Any]], timeout: float = 30.0) -> list[dict[str, Any]] | str:
         """Results for ``specs``, or a string saying why the checker gave none (then it is restarted)."""
         with self._lock:
+            if self._closed:
+                return "the sandbox was closed before its checks ran"
             proc = self._start()
             assert proc.stdin is not None and proc.stdout is not None
             try:
@@ -137,8 +143,51 @@ class StateChecker:
             proc.wait(timeout=10)
 
     def close(self) -> None:
+        """Stop the process for good: a caller still holding this checker cannot start another."""
         with self._lock:
+            self._closed = True
             self._stop()
+
+
+class CheckerSlot:
+    """A sandbox's one checker, bound to what it reads (a root, a container).
+
+    A checker asked for while another thread closes the sandbox is closed with
+    it: one made after ``release`` would outlive the sandbox (found as an
+    orphaned bubblewrap, minutes after its sandbox's directory was removed).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checker: StateChecker | None = None
+        self._key: Hashable = None
+        self._released = False
+
+    def get(self, key: Hashable, make: Callable[[], StateChecker]) -> StateChecker:
+        """The checker for ``key``, made by ``make`` when there is none or it reads something else."""
+        with self._lock:
+            if self._released:
+                raise SandboxError("the sandbox is closed: its files can no longer be checked")
+            if self._checker is None or self._key != key:
+                self._close()
+                self._checker, self._key = make(), key
+            return self._checker
+
+    def close(self) -> None:
+        """Close the current checker (what it reads is about to go); the next ``get`` makes another."""
+        with self._lock:
+            self._close()
+
+    def release(self) -> None:
+        """Close the checker, and refuse to make another."""
+        with self._lock:
+            self._released = True
+            self._close()
+
+    def _close(self) -> None:
+        checker, self._checker = self._checker, None
+        if checker is not None:
+            checker.close()
 
 
 def _read_line(fd: int, timeout: float) -> bytes | None:

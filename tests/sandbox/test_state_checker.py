@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import subprocess
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentenvs.core.errors import SandboxError
 from agentenvs.core.task import CheckSpec
 from agentenvs.sandbox import create_sandbox
 from agentenvs.sandbox.base import SandboxSpec
 from agentenvs.sandbox.checks import run_checks
+from agentenvs.sandbox.state_checker import CheckerSlot, StateChecker
 
 FAKE_PYTHON = '#!/bin/sh\necho \'[{"passed": true, "score": 1.0, "detail": "faked"}]\'\n'
 CHECKS = [
@@ -73,3 +78,48 @@ def test_the_checker_follows_a_restore(sandbox: Any) -> None:
     assert passed(sandbox) == [False, False]
     sandbox.restore(ref)
     assert passed(sandbox) == [True, True]
+
+
+def processes_reading(root: Path) -> list[str]:
+    return subprocess.run(["pgrep", "-af", str(root)], capture_output=True, text=True).stdout.splitlines()
+
+
+def test_a_checker_held_past_close_never_starts_again(sandbox: Any) -> None:
+    run_checks(sandbox, CHECKS)
+    held = sandbox.state_checker()
+    root = held.state_root
+    assert processes_reading(root)
+    sandbox.close()
+    assert not processes_reading(root)
+    assert "closed" in held.run([])  # a thread that still had it gets a reason, not a new process
+    held.start()
+    assert not processes_reading(root)
+    with pytest.raises(SandboxError, match="closed"):
+        sandbox.state_checker()
+
+
+def test_a_checker_made_while_the_sandbox_closes_goes_with_it(tmp_path: Path) -> None:
+    """The race behind an orphaned checker: one thread makes a checker while another releases the slot."""
+    slot, making, go = CheckerSlot(), threading.Event(), threading.Event()
+    made: list[StateChecker] = []
+
+    def make() -> StateChecker:
+        making.set()
+        go.wait(10)
+        checker = StateChecker(tmp_path)
+        checker.start()
+        made.append(checker)
+        return checker
+
+    maker = threading.Thread(target=slot.get, args=("root", make))
+    maker.start()
+    assert making.wait(10)
+    releaser = threading.Thread(target=slot.release)
+    releaser.start()
+    go.set()
+    maker.join(10)
+    releaser.join(10)
+    assert made and processes_reading(tmp_path) == []
+    assert "closed" in made[0].run([])
+    with pytest.raises(SandboxError, match="closed"):
+        slot.get("root", make)
