@@ -51,7 +51,7 @@ art-venv: $(ART_VENV)/.installed
 $(ART_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(ART_VENV)
 	$(ART_VENV)/bin/pip install --quiet --upgrade pip
-	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,server,web]' 'pytest>=8' 'pytest-timeout>=2.3'
+	$(ART_VENV)/bin/pip install --quiet -e '.[art,docker,web]' 'fastapi>=0.110' 'uvicorn>=0.29' 'httpx>=0.27' 'pytest>=8' 'pytest-timeout>=2.3'
 	touch $@
 
 # torch==2.13.0 for the reason given at .installed-trl.
@@ -60,7 +60,7 @@ verl-venv: $(VERL_VENV)/.installed
 $(VERL_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VERL_VENV)
 	$(VERL_VENV)/bin/pip install --quiet --upgrade pip
-	$(VERL_VENV)/bin/pip install --quiet -e '.[verl,docker,server,web]' 'torch==2.13.0' 'pytest>=8' 'pytest-timeout>=2.3'
+	$(VERL_VENV)/bin/pip install --quiet -e '.[verl,docker,web]' 'fastapi>=0.110' 'uvicorn>=0.29' 'httpx>=0.27' 'torch==2.13.0' 'pytest>=8' 'pytest-timeout>=2.3'
 	touch $@
 
 # The main job: the starter suite (terminal + text-game tasks, local sandbox) with the

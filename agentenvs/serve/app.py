@@ -4,26 +4,25 @@ Every request needs ``Authorization: Bearer <token>``. Over HTTP an operation
 is ``POST /v1/sessions`` (make) or ``POST /v1/sessions/{id}/{op}``, images
 inline in base64; over ``/v1/ws`` a message is ``{"id", "op", "session", ...}``
 and its reply is followed by one binary frame per image. Sessions made over a
-WebSocket belong to it and are closed when it goes away.
+WebSocket belong to it and are closed when it goes away. Each connection is
+served on a thread of its own (:mod:`.server`), and a WebSocket's messages are
+read and answered on it, with no event loop between the socket and the env.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import json
+import re
 import secrets
-from collections.abc import AsyncIterator
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from agentenvs.core.errors import NoTaskChosenError, TaskNotFoundError
-from agentenvs.serve.codec import Attachments, CodecError, decode_value, dumps, encode_value, loads
+from agentenvs.serve.codec import Attachments, CodecError, ImageFormat, decode_value, dumps, encode_value, loads
 from agentenvs.serve.protocol import (
     SESSION_OPS,
     ErrorReply,
@@ -33,9 +32,19 @@ from agentenvs.serve.protocol import (
     StepRequest,
     WsReply,
     WsRequest,
-    json_schema,
+    plain_step,
+    schema_text,
 )
 from agentenvs.serve.sessions import ServeError, Session, SessionManager
+from agentenvs.serve.wsframe import ProtocolError, WebSocket, WebSocketClosed, accept_key, valid_key
+
+if TYPE_CHECKING:
+    from agentenvs.serve.server import EnvServer
+
+#: The largest request body or WebSocket message taken (an action, a tool call's arguments).
+MAX_REQUEST = 64 << 20
+_SESSION_PATH = re.compile(r"^/v1/sessions/([^/]+)(?:/([^/]+))?$")
+_UNAUTHORIZED = "missing or wrong token: send 'Authorization: Bearer <token>'"
 
 
 def _status(exc: Exception) -> int:
@@ -67,173 +76,221 @@ class Dispatcher:
     def __init__(self, manager: SessionManager):
         self.manager = manager
 
-    async def __call__(self, op: str, fields: dict[str, Any], owner: str | None, frames: Attachments | None) -> Any:
+    def __call__(self, op: str, fields: dict[str, Any], owner: str | None, frames: Attachments | None) -> Any:
         manager = self.manager
         if op == "make":
             made = MakeRequest.model_validate(fields)
-            session = await manager.make(made.env, made.kwargs, made.image_format, owner)
+            session = manager.make(made.env, made.kwargs, made.image_format, owner)
             return session.info().model_dump()
         if op not in SESSION_OPS:
             raise ServeError(404, f"unknown operation {op!r}")
         session = manager.get(fields.pop("session", None))
-        return await self._on_session(op, session, fields, owner, frames)
+        return self._on_session(op, session, fields, owner, frames)
 
-    async def _on_session(
+    def _on_session(
         self, op: str, session: Session, fields: dict[str, Any], owner: str | None, frames: Attachments | None
     ) -> Any:
         manager, env = self.manager, session.env
 
-        def encode(value: Any) -> Any:
-            return encode_value(value, frames, session.image_format)
+        def encode(**values: Any) -> dict[str, Any]:
+            return encode_fields(values, frames, session.image_format)
 
         if op == "describe":
             return session.info().model_dump()
         if op == "attach":
             return manager.attach(session, owner).info().model_dump()
         if op == "close":
-            return {"closed": await manager.close(session.id)}
+            return {"closed": manager.close(session.id)}
         if op == "fork":
-            return (await manager.fork(session, owner)).info().model_dump()
+            return (manager.fork(session, owner)).info().model_dump()
         if op == "reset":
             reset = ResetRequest.model_validate(fields)
-            obs, info = await manager.call(session, lambda: env.reset(seed=reset.seed, options=reset.options))
-            return {"observation": encode(obs), "info": encode(info)}
+            obs, info = manager.call(session, lambda: env.reset(seed=reset.seed, options=reset.options))
+            return encode(observation=obs, info=info)
         if op == "step":
-            action = decode_value(StepRequest.model_validate(fields).action)
-            obs, reward, terminated, truncated, info = await manager.call(session, env.step, action, quick=True)
-            return {
-                "observation": encode(obs),
-                "reward": encode(float(reward)),
-                "terminated": bool(terminated),
-                "truncated": bool(truncated),
-                "info": encode(info),
-            }
+            return self.step(session, StepRequest.model_validate(fields).action, owner, frames)
         core = env.unwrapped
         if op == "snapshot":
             if not hasattr(core, "snapshot"):
                 raise ServeError(501, f"{type(core).__name__} cannot snapshot")
-            return {"ref": str(await manager.call(session, core.snapshot))}
+            return {"ref": str(manager.call(session, core.snapshot))}
         ref = RestoreRequest.model_validate(fields).ref
         if not hasattr(core, "restore"):
             raise ServeError(501, f"{type(core).__name__} cannot restore")
-        obs, info = await manager.call(session, core.restore, ref)
-        return {"observation": encode(obs), "info": encode(info)}
+        obs, info = manager.call(session, core.restore, ref)
+        return encode(observation=obs, info=info)
+
+    def step(self, session: Session, action: Any, owner: str | None, frames: Attachments | None) -> dict[str, Any]:
+        env = session.env
+        inline = (owner is not None and session.owner == owner) or getattr(env.unwrapped, "quick_steps", False)
+        obs, reward, terminated, truncated, info = self.manager.call(
+            session, env.step, decode_value(action), inline=inline
+        )
+        values = {"observation": obs, "reward": float(reward), "terminated": bool(terminated)}
+        return encode_fields({**values, "truncated": bool(truncated), "info": info}, frames, session.image_format)
 
 
-def create_app(token: str, manager: SessionManager) -> FastAPI:
-    """The server's ASGI app. ``token`` is required on every request."""
-    if not token:
-        raise ValueError("the env server needs a token")
-    dispatch = Dispatcher(manager)
+def encode_fields(values: dict[str, Any], frames: Attachments | None, image_format: ImageFormat) -> dict[str, Any]:
+    """A result's values encoded: images into ``frames`` (a WebSocket's), else inline (HTTP)."""
+    if frames is None:
+        return {key: encode_value(value, None, image_format) for key, value in values.items()}
+    return frames.encode_fields(values, image_format)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        reaper = asyncio.create_task(manager.reaper())
+
+def authorized(header: str | None, token: str) -> bool:
+    scheme, _, given = (header or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def ws_reply(dispatch: Dispatcher, message: str | bytes, owner: str) -> tuple[dict[str, Any], Attachments]:
+    """The reply to one WebSocket message, and the images that follow it; never raises."""
+    frames = Attachments()
+    request_id = None
+    try:
+        if not isinstance(message, str):
+            raise ServeError(400, "send each request as a JSON text frame")
+        data = loads(message)
+        if isinstance(data, dict):
+            request_id = data.get("id") if isinstance(data.get("id"), (int, str)) else None
+        if plain_step(data):  # the hot path: the fields pydantic would pass as they are, checked by hand
+            result = dispatch.step(dispatch.manager.get(data["session"]), data["action"], owner, frames)
+        else:
+            request = WsRequest.model_validate(data)
+            fields = request.model_dump(exclude={"id", "op"}, exclude_none=True)
+            result = dispatch(request.op, fields, owner, frames)
+    except json.JSONDecodeError as exc:
+        return WsReply(id=None, ok=False, error=error_reply(ServeError(400, f"not JSON: {exc}"))).model_dump(), frames
+    except Exception as exc:  # noqa: BLE001 - the reply says what failed; the connection and sessions stay
+        return WsReply(id=request_id, ok=False, error=error_reply(exc)).model_dump(), Attachments()
+    # A success reply as a plain dict: the result is JSON already, so pydantic need not walk it again.
+    reply = {"id": request_id, "ok": True, "result": result, "error": None, "frames": len(frames.frames)}
+    if frames.marked is not None:
+        reply["marked"] = frames.marked
+    return reply, frames
+
+
+class RequestHandler(BaseHTTPRequestHandler):
+    """One client connection: HTTP/1.1 requests (kept alive), or a WebSocket after an upgrade."""
+
+    protocol_version = "HTTP/1.1"
+    server: EnvServer
+    #: An idle HTTP connection is dropped after this many seconds (a WebSocket waits ``idle_timeout``).
+    timeout = 120
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        """Quiet: the server logs nothing per request."""
+
+    def _route(self) -> None:
+        method, path = self.command, self.path.split("?", 1)[0]
+        if (method, path) == ("GET", "/v1/ws"):
+            self._websocket()
+            return
+        body = self._body()  # read whole even when refused, so a kept-alive connection stays in step
+        if body is None:
+            return
+        match = _SESSION_PATH.match(path)
+        if (method, path) == ("GET", "/v1/schema"):
+            self._send(200, schema_text().encode())
+        elif (method, path) == ("GET", "/v1/health"):
+            if self._authorized():
+                manager = self.server.manager
+                self._json(200, {"ok": True, "live": manager.live, "max_sessions": manager.max_sessions})
+        elif (method, path) == ("POST", "/v1/sessions"):
+            self._operate("make", None, body)
+        elif match and match[2] is None and method in ("GET", "DELETE"):
+            self._operate("describe" if method == "GET" else "close", match[1], body)
+        elif match and match[2] is not None and method == "POST":
+            if match[2] in SESSION_OPS - {"attach", "close", "describe"}:
+                self._operate(match[2], match[1], body)
+            else:
+                self._error(ServeError(404, f"unknown operation {match[2]!r}: reset, step, snapshot, restore or fork"))
+        else:
+            self._error(ServeError(404, f"no route {method} {path}: see GET /v1/schema and docs/serve.md"))
+
+    do_GET = do_POST = do_DELETE = _route
+
+    def _operate(self, op: str, session: str | None, body: bytes) -> None:
+        if not self._authorized():
+            return
         try:
-            yield
-        finally:
-            reaper.cancel()
-            await manager.close_all()
-
-    app = FastAPI(title="agentenvs env server", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.manager = manager
-
-    def authorized(headers: Any) -> bool:
-        scheme, _, given = (headers.get("authorization") or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
-
-    def refuse(exc: Exception) -> JSONResponse:
-        reply = error_reply(exc)
-        return JSONResponse(reply.model_dump(), status_code=reply.status)
-
-    async def http_op(request: Request, op: str, session: str | None = None) -> JSONResponse:
-        if not authorized(request.headers):
-            return refuse(ServeError(401, "missing or wrong token: send 'Authorization: Bearer <token>'"))
-        try:
-            raw = await request.body()
-            fields = json.loads(raw) if raw.strip() else {}
+            fields = json.loads(body) if body.strip() else {}
             if not isinstance(fields, dict):
                 raise ServeError(400, "the request body must be a JSON object")
             if session is not None:
                 fields["session"] = session
-            result = await dispatch(op, fields, None, None)
+            result = self.server.dispatch(op, fields, None, None)
         except json.JSONDecodeError as exc:
-            return refuse(ServeError(400, f"the request body is not JSON: {exc}"))
+            self._error(ServeError(400, f"the request body is not JSON: {exc}"))
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply; the session stays
-            return refuse(exc)
-        return JSONResponse(result, status_code=201 if op in ("make", "fork") else 200)
+            self._error(exc)
+        else:
+            self._json(201 if op in ("make", "fork") else 200, result)
 
-    @app.post("/v1/sessions")
-    async def make(request: Request) -> JSONResponse:
-        return await http_op(request, "make")
+    def _body(self) -> bytes | None:
+        """The request's body (read whole, so the connection stays usable), or None once refused."""
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            self._error(ServeError(411, "send the body with a Content-Length, not chunked"))
+            return None
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_REQUEST:
+            self.close_connection = True
+            self._error(ServeError(413, f"a request body must have a Content-Length of at most {MAX_REQUEST} bytes"))
+            return None
+        return self.rfile.read(length)
 
-    @app.get("/v1/sessions/{session}")
-    async def describe(request: Request, session: str) -> JSONResponse:
-        return await http_op(request, "describe", session)
+    def _authorized(self) -> bool:
+        if authorized(self.headers.get("Authorization"), self.server.token):
+            return True
+        self._error(ServeError(401, _UNAUTHORIZED))
+        return False
 
-    @app.delete("/v1/sessions/{session}")
-    async def close(request: Request, session: str) -> JSONResponse:
-        return await http_op(request, "close", session)
+    def _error(self, exc: Exception) -> None:
+        reply = error_reply(exc)
+        self._json(reply.status, reply.model_dump())
 
-    @app.post("/v1/sessions/{session}/{op}")
-    async def operate(request: Request, session: str, op: str) -> JSONResponse:
-        if op not in SESSION_OPS - {"attach", "close", "describe"}:
-            return refuse(ServeError(404, f"unknown operation {op!r}: reset, step, snapshot, restore or fork"))
-        return await http_op(request, op, session)
+    def _json(self, status: int, value: Any) -> None:
+        self._send(status, dumps(value).encode())
 
-    @app.get("/v1/health")
-    async def health(request: Request) -> JSONResponse:
-        if not authorized(request.headers):
-            return refuse(ServeError(401, "missing or wrong token: send 'Authorization: Bearer <token>'"))
-        return JSONResponse({"ok": True, "live": manager.live, "max_sessions": manager.max_sessions})
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-    @app.get("/v1/schema")
-    async def schema() -> JSONResponse:
-        return JSONResponse(json_schema())
-
-    @app.websocket("/v1/ws")
-    async def websocket(ws: WebSocket) -> None:
-        if not authorized(ws.headers):
-            await ws.close(code=1008, reason="missing or wrong token")
+    def _websocket(self) -> None:
+        """Upgrade, then answer messages on this thread until the client goes or idles past the timeout."""
+        key = self.headers.get("Sec-WebSocket-Key", "")
+        upgrade = "websocket" in (self.headers.get("Upgrade") or "").lower()
+        if not upgrade or self.headers.get("Sec-WebSocket-Version") != "13" or not valid_key(key):
+            self.close_connection = True
+            self._error(ServeError(400, "a WebSocket handshake (version 13) is expected at /v1/ws"))
             return
-        await ws.accept()
-        owner = secrets.token_hex(8)
+        if not self._authorized():
+            self.close_connection = True
+            return
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept_key(key))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        ws = WebSocket(self.connection, self.rfile, client=False, max_size=MAX_REQUEST)
+        manager, owner = self.server.manager, secrets.token_hex(8)
         try:
             while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                reply, frames = await _ws_reply(dispatch, message, owner)
-                await ws.send_text(dumps(reply.model_dump() if reply.error else _ok(reply)))
+                message = ws.recv(timeout=manager.idle_timeout)
+                reply, frames = ws_reply(self.server.dispatch, message, owner)
+                ws.send(dumps(reply))
                 for frame in frames.frames:
-                    await ws.send_bytes(frame)
-        except WebSocketDisconnect:
+                    ws.send(frame)
+        except (WebSocketClosed, ProtocolError, TimeoutError, OSError):
             pass
         finally:
-            await manager.close_owned(owner)
-
-    return app
-
-
-def _ok(reply: WsReply) -> dict[str, Any]:
-    """A success reply as a plain dict: the result is JSON already, so pydantic need not walk it again."""
-    return {"id": reply.id, "ok": True, "result": reply.result, "error": None, "frames": reply.frames}
-
-
-async def _ws_reply(dispatch: Dispatcher, message: dict[str, Any], owner: str) -> tuple[WsReply, Attachments]:
-    frames = Attachments()
-    request_id = None
-    try:
-        if message.get("text") is None:
-            raise ServeError(400, "send each request as a JSON text frame")
-        data = loads(message["text"])
-        if isinstance(data, dict):
-            request_id = data.get("id") if isinstance(data.get("id"), (int, str)) else None
-        request = WsRequest.model_validate(data)
-        fields = request.model_dump(exclude={"id", "op"}, exclude_none=True)
-        result = await dispatch(request.op, fields, owner, frames)
-    except json.JSONDecodeError as exc:
-        return WsReply(id=None, ok=False, error=error_reply(ServeError(400, f"not JSON: {exc}"))), Attachments()
-    except Exception as exc:  # noqa: BLE001 - the reply says what failed; the connection and sessions stay
-        return WsReply(id=request_id, ok=False, error=error_reply(exc)), Attachments()
-    return WsReply(id=request_id, ok=True, result=result, frames=len(frames.frames)), frames
+            ws.close()
+            manager.close_owned(owner)

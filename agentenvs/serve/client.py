@@ -8,16 +8,17 @@ another. Spaces, observations and info come back as the local env gives them.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
+import socket
+import ssl
 import threading
-from typing import Any
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import gymnasium
-from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import ClientConnection, connect
 
 from agentenvs.serve.codec import Attachments, decode_value, dumps, loads, space_from_json
+from agentenvs.serve.wsframe import WebSocket, accept_key, new_key
 
 
 class RemoteEnvError(RuntimeError):
@@ -30,29 +31,35 @@ class RemoteEnvError(RuntimeError):
 
 
 class _Connection:
-    """One WebSocket to the server: a request, its reply, and the reply's image frames."""
+    """One WebSocket to the server: a request, its reply, and the reply's image frames.
+
+    Replies are read on the caller's thread, when it waits for one (no
+    receiving thread to wake and hand over). ``https://`` URLs connect with TLS.
+    """
 
     def __init__(self, url: str, token: str, timeout: float):
-        ws_url = url.rstrip("/").replace("http://", "ws://", 1).replace("https://", "wss://", 1) + "/v1/ws"
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+            raise ValueError(f"an env server URL is http://host:port (or https://), not {url!r}")
+        secure = parts.scheme in ("https", "wss")
+        port = parts.port or (443 if secure else 80)
         self.timeout = timeout
-        self._stack = contextlib.ExitStack()
         try:
-            self._ws: ClientConnection = self._stack.enter_context(
-                connect(
-                    ws_url,
-                    additional_headers={"Authorization": f"Bearer {token}"},
-                    max_size=None,
-                    open_timeout=30,
-                    # Replies are small JSON and already-compressed images: deflate costs both ends more
-                    # than it saves.
-                    compression=None,
-                )
-            )
-        except InvalidStatus as exc:
-            status = exc.response.status_code
-            raise RemoteEnvError(status, f"the server at {url} refused the connection (wrong token?)") from exc
+            sock = socket.create_connection((parts.hostname, port), timeout=30)
         except OSError as exc:
             raise RemoteEnvError(503, f"cannot reach an env server at {url}: {exc}") from exc
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if secure:
+                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=parts.hostname)
+            rfile = sock.makefile("rb")
+            _handshake(sock, rfile, parts.netloc, parts.path.rstrip("/") + "/v1/ws", token, url)
+        except BaseException as exc:
+            sock.close()
+            if isinstance(exc, OSError):
+                raise RemoteEnvError(503, f"cannot open a WebSocket to the env server at {url}: {exc}") from exc
+            raise
+        self._ws = WebSocket(sock, rfile, client=True)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -69,7 +76,8 @@ class _Connection:
                 raise RemoteEnvError(
                     504, f"no reply to {op} within {self.timeout:g} s; the connection is closed"
                 ) from exc
-            except ConnectionClosed as exc:
+            except OSError as exc:  # WebSocketClosed and ProtocolError are ConnectionErrors
+                self.close()
                 raise RemoteEnvError(503, f"the env server closed the connection during {op}: {exc}") from exc
         if not reply.get("ok"):
             error = reply.get("error") or {}
@@ -78,12 +86,47 @@ class _Connection:
             raise RemoteEnvError(
                 int(error.get("status", 500)), str(error.get("error", "unknown error")), error.get("type", "")
             )
+        result = reply.get("result")
         if '"$' not in text:  # no {"$image": ...} or other marker: the result is plain JSON already
-            return reply.get("result")
-        return decode_value(reply.get("result"), Attachments(frames))
+            return result
+        marked = reply.get("marked")
+        if isinstance(marked, list) and isinstance(result, dict):  # decode only the values that hold one
+            attachments = Attachments(frames)
+            return {key: decode_value(value, attachments) if key in marked else value for key, value in result.items()}
+        return decode_value(result, Attachments(frames))
 
     def close(self) -> None:
-        self._stack.close()
+        self._ws.close()
+
+
+def _handshake(sock: socket.socket, rfile: BinaryIO, host: str, path: str, token: str, url: str) -> None:
+    """The client's opening handshake; raises ``RemoteEnvError`` with the server's status if refused."""
+    key = new_key()
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    sock.sendall(request.encode())
+    status_line = rfile.readline(8192).decode("latin-1")
+    headers: dict[str, str] = {}
+    while (line := rfile.readline(8192).decode("latin-1").strip()) and len(headers) < 100:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    try:
+        status = int(status_line.split()[1])
+    except (IndexError, ValueError):
+        raise RemoteEnvError(502, f"{url} did not answer as an env server: {status_line[:100]!r}") from None
+    if status != 101:
+        length = int(headers.get("content-length") or 0)
+        body = rfile.read(min(length, 1 << 16)) if length > 0 else b""
+        try:
+            message = str(loads(body).get("error") or "")
+        except (ValueError, AttributeError):
+            message = body[:200].decode(errors="replace")
+        refused = "wrong token?" if status in (401, 403) else "is it an agentenvs env server?"
+        raise RemoteEnvError(status, f"the server at {url} refused the connection ({refused}): {message}")
+    if headers.get("sec-websocket-accept") != accept_key(key):
+        raise RemoteEnvError(502, f"{url} answered the WebSocket handshake wrongly")
 
 
 class RemoteEnv(gymnasium.Env[dict[str, Any], Any]):

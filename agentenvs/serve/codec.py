@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -136,10 +137,25 @@ def space_from_json(data: dict[str, Any]) -> spaces.Space[Any]:
 
 
 class Attachments:
-    """Image bytes that travel beside a JSON message (WebSocket binary frames), in order."""
+    """Image bytes that travel beside a JSON message (WebSocket binary frames), in order, and a count
+    of the ``$`` markers encoded with them (so a reply can say which of its values a client must
+    decode, and the client skip walking the rest)."""
 
     def __init__(self, frames: list[bytes] | None = None):
         self.frames: list[bytes] = list(frames or [])
+        self.markers = 0
+        #: The keys of the last ``encode_fields`` whose values hold a marker.
+        self.marked: list[str] | None = None
+
+    def encode_fields(self, values: dict[str, Any], image_format: ImageFormat) -> dict[str, Any]:
+        """Each value encoded; ``marked`` says which hold a marker."""
+        encoded, self.marked = {}, []
+        for key, value in values.items():
+            before = self.markers
+            encoded[key] = encode_value(value, self, image_format)
+            if self.markers != before:
+                self.marked.append(key)
+        return encoded
 
 
 def _encode_image(image: np.ndarray, image_format: ImageFormat) -> bytes:
@@ -154,12 +170,18 @@ def _encode_image(image: np.ndarray, image_format: ImageFormat) -> bytes:
 
 def encode_value(value: Any, attachments: Attachments | None = None, image_format: ImageFormat = "png") -> Any:
     """``value`` as JSON. Images go to ``attachments`` when given, else inline in base64."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        if isinstance(value, float) and not np.isfinite(value):
-            return {"$float": repr(value)}
+    if value is None or isinstance(value, (str, int)):  # bool is an int
         return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        if attachments is not None:
+            attachments.markers += 1
+        return {"$float": repr(value)}
     if isinstance(value, np.generic):
         return encode_value(value.item(), attachments, image_format)
+    if isinstance(value, (np.ndarray, bytes)) and attachments is not None:
+        attachments.markers += 1
     if isinstance(value, np.ndarray):
         if is_image(value):
             data = _encode_image(value, image_format)

@@ -64,6 +64,22 @@ class WsRequest(_Strict):
     ref: str | None = None
 
 
+_STEP_KEYS = ({"op", "session", "action"}, {"id", "op", "session", "action"})
+
+
+def plain_step(data: Any) -> bool:
+    """Whether ``data`` is a step that ``WsRequest`` would take exactly as it is (a session string, an
+    action, an ``id`` that is an int or a string), so the server may skip pydantic on every step."""
+    return (
+        type(data) is dict
+        and data.keys() in _STEP_KEYS
+        and data["op"] == "step"
+        and type(data["session"]) is str
+        and data["action"] is not None
+        and type(data.get("id", 0)) in (int, str)
+    )
+
+
 class SessionInfo(BaseModel):
     """What ``make``, ``attach``, ``fork`` and ``describe`` answer: the session and its env's interface."""
 
@@ -109,6 +125,10 @@ class WsReply(BaseModel):
     result: Any = None
     error: ErrorReply | None = None
     frames: int = Field(0, description="binary frames (images) that follow this message")
+    marked: list[str] | None = Field(
+        None,
+        description="which of the result's keys hold $ markers (only these need decoding); absent: any may",
+    )
 
 
 def json_schema() -> dict[str, Any]:

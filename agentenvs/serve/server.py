@@ -1,16 +1,24 @@
-"""Running the env server: in the foreground (``agentenvs serve``) or on a thread (tests, notebooks)."""
+"""Running the env server: in the foreground (``agentenvs serve``) or on a thread (tests, notebooks).
+
+The server is the standard library's threading HTTP server: one thread per
+connection, so a WebSocket's messages are read, dispatched and answered on
+the thread that owns the socket, and a step crosses one hop (to its
+session's thread) instead of three (an event loop, the session's thread,
+and back through the loop).
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import secrets
+import signal
+import socket
 import threading
-import time
+from http.server import ThreadingHTTPServer
 from types import TracebackType
+from typing import Any
 
-import uvicorn
-
-from agentenvs.serve.app import create_app
+from agentenvs.serve.app import Dispatcher, RequestHandler
 from agentenvs.serve.sessions import EnvFactory, SessionManager, make_registered_env
 
 
@@ -27,12 +35,79 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _config(
+class EnvServer(ThreadingHTTPServer):
+    """The HTTP and WebSocket server over one ``SessionManager``.
+
+    Connections are bounded (``max_connections``; past it a connection gets
+    503 and is closed), and ``stop`` ends every live one and every session.
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], token: str, manager: SessionManager, max_connections: int):
+        if not token:
+            raise ValueError("the env server needs a token")
+        self.token = token
+        self.manager = manager
+        self.dispatch = Dispatcher(manager)
+        self.max_connections = max_connections
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(address, RequestHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            full = len(self._connections) >= self.max_connections
+            if not full:
+                self._connections.add(request)
+        if full:
+            body = b'{"status": 503, "error": "the server has too many open connections: retry", "type": "ServeError"}'
+            head = f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+            try:
+                request.sendall(head.encode() + b"\r\nConnection: close\r\n\r\n" + body)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def serve(self) -> None:
+        """Serve until ``stop`` (or an interrupt); every session is closed on the way out."""
+        self.manager.start_reaper()
+        try:
+            self.serve_forever(poll_interval=0.2)
+        finally:
+            self._end()
+
+    def stop(self) -> None:
+        """Stop accepting, end every connection (their sessions close with them) and every session."""
+        self.shutdown()
+
+    def _end(self) -> None:
+        with self._connections_lock:
+            live = list(self._connections)
+        for connection in live:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.manager.close_all()
+        self.server_close()
+
+
+def _server(
     host: str, port: int, token: str, max_sessions: int, idle_timeout: float, make_env: EnvFactory
-) -> uvicorn.Config:
+) -> EnvServer:
     manager = SessionManager(max_sessions=max_sessions, idle_timeout=idle_timeout, make_env=make_env)
-    app = create_app(token, manager)
-    return uvicorn.Config(app, host=host, port=port, ws="websockets-sansio", log_level="warning", ws_max_size=64 << 20)
+    return EnvServer((host, port), token, manager, max_connections=4 * max_sessions + 16)
 
 
 def serve_forever(
@@ -43,8 +118,17 @@ def serve_forever(
     max_sessions: int = 16,
     idle_timeout: float = 600.0,
 ) -> None:
-    """Serve until interrupted; every session is closed on the way out."""
-    uvicorn.Server(_config(host, port, token, max_sessions, idle_timeout, make_registered_env)).run()
+    """Serve until interrupted (Ctrl-C or SIGTERM); every session is closed on the way out."""
+    server = _server(host, port, token, max_sessions, idle_timeout, make_registered_env)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        pass
 
 
 class BackgroundServer:
@@ -64,25 +148,19 @@ class BackgroundServer:
         port: int = 0,
     ):
         self.token = token or new_token()
-        config = _config(host, port, self.token, max_sessions, idle_timeout, make_env)
-        self.manager: SessionManager = config.app.state.manager
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="agentenvs-serve", daemon=True)
-        self.url = ""
-
-    def start(self, timeout: float = 30.0) -> BackgroundServer:
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the env server did not start (is the port free?)")
-            time.sleep(0.01)
-        host, port = self._server.servers[0].sockets[0].getsockname()[:2]
+        self._server = _server(host, port, self.token, max_sessions, idle_timeout, make_env)
+        self.manager: SessionManager = self._server.manager
+        self._thread = threading.Thread(target=self._server.serve, name="agentenvs-serve", daemon=True)
+        host, port = self._server.server_address[:2]
         self.url = f"http://{host}:{port}"
+
+    def start(self) -> BackgroundServer:
+        """Serve on the thread; the socket listens already, so a client may connect at once."""
+        self._thread.start()
         return self
 
     def stop(self, timeout: float = 60.0) -> None:
-        self._server.should_exit = True
+        self._server.stop()
         self._thread.join(timeout)
 
     def __enter__(self) -> BackgroundServer:

@@ -10,7 +10,6 @@ client that disconnects mid-episode frees its sandbox.
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import secrets
 import threading
@@ -27,10 +26,6 @@ from agentenvs.serve.codec import ImageFormat, encode_value, space_to_json
 from agentenvs.serve.protocol import SessionInfo
 
 EnvFactory = Callable[[str, dict[str, Any]], gymnasium.Env]
-#: A step run on the event loop (an env with ``quick_steps``) that takes longer than this sends the
-#: session's later steps to its thread: the loop is shared by every connection. A generated text
-#: game's slowest steps (a solver replanning) took up to 4 ms on a loaded 2-core machine.
-INLINE_BUDGET_SEC = 0.010
 
 
 class ServeError(Exception):
@@ -57,21 +52,12 @@ def make_registered_env(env: str, kwargs: dict[str, Any]) -> gymnasium.Env:
     return gymnasium.make(get_family(family).gym_id, task_id=task_id, **kwargs)
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():  # the request was cancelled (its connection went away) while the env worked
-        return
-    if error is None:
-        future.set_result(result)
-    else:
-        future.set_exception(error)
-
-
 class Worker:
     """One long-lived thread that runs a session's env calls in order.
 
-    Handing a call to a waiting thread through a ``SimpleQueue`` costs about half
-    of what a thread pool's submit and future chain cost, and every call of an
-    env lands on the same thread (which thread-bound libraries need).
+    A call is handed over through a ``SimpleQueue`` and answered through
+    another (about 0.05 ms there and back here), and every call of an env
+    lands on the same thread, which thread-bound libraries (Playwright) need.
     """
 
     def __init__(self) -> None:
@@ -80,26 +66,22 @@ class Worker:
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            loop, future, fn, args = job
-            error: BaseException | None = None
-            result = None
+            fn, args, reply = job
             try:
-                result = fn(*args)
+                reply.put((True, fn(*args)))
             except Exception as exc:  # noqa: BLE001 - handed to the request that asked
-                error = exc
-            except BaseException as exc:  # noqa: BLE001 - SystemExit in an env must not end the server's loop
-                error = RuntimeError(f"the env raised {exc!r}")
-            try:
-                loop.call_soon_threadsafe(_settle, future, result, error)
-            except RuntimeError:  # the loop closed: the server is shutting down
-                return
+                reply.put((False, exc))
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in an env must not end the session's thread
+                reply.put((False, RuntimeError(f"the env raised {exc!r}")))
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` on this thread, after the calls before it; the event loop serves others meanwhile."""
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._jobs.put((loop, future, fn, args))
-        return await future
+    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread, after the calls before it."""
+        reply: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+        self._jobs.put((fn, args, reply))
+        ok, value = reply.get()
+        if not ok:
+            raise value
+        return value
 
     def stop(self) -> None:
         """End the thread once the calls already handed to it are done."""
@@ -115,10 +97,7 @@ class Session:
     owner: str | None
     worker: Worker
     last_used: float = field(default_factory=time.monotonic)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    #: Whether steps may run on the event loop when the env says they are quick (its ``quick_steps``);
-    #: False for good once one took longer than ``INLINE_BUDGET_SEC``.
-    inline: bool = True
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def info(self) -> SessionInfo:
         interface = env_interface(self.env)
@@ -135,7 +114,10 @@ class Session:
 
 
 class SessionManager:
-    """Live sessions under a bound, with idle reaping; each session's env calls run on its own thread."""
+    """Live sessions under a bound, with idle reaping; each session's env calls run on its own thread.
+
+    Thread-safe: every connection of the server calls it from its own thread.
+    """
 
     def __init__(
         self,
@@ -151,6 +133,11 @@ class SessionManager:
         self._make_env = make_env
         self._sessions: dict[str, Session] = {}
         self._starting = 0
+        self._lock = threading.Lock()
+        #: Signalled when a close that another thread began has ended (``close_all`` waits for those).
+        self._closed = threading.Condition(self._lock)
+        self._closing = 0
+        self._stop_reaping = threading.Event()
         self.reaped = 0
 
     @property
@@ -158,15 +145,20 @@ class SessionManager:
         return len(self._sessions)
 
     def _reserve(self) -> None:
-        if len(self._sessions) + self._starting >= self.max_sessions:
-            raise ServeError(
-                429,
-                f"the server is at its bound of {self.max_sessions} live sessions: close one "
-                "(or wait for idle ones to be reaped), or start the server with a larger --max-sessions",
-            )
-        self._starting += 1
+        with self._lock:
+            if len(self._sessions) + self._starting >= self.max_sessions:
+                raise ServeError(
+                    429,
+                    f"the server is at its bound of {self.max_sessions} live sessions: close one "
+                    "(or wait for idle ones to be reaped), or start the server with a larger --max-sessions",
+                )
+            self._starting += 1
 
-    async def _adopt(
+    def _unreserve(self) -> None:
+        with self._lock:
+            self._starting -= 1
+
+    def _adopt(
         self, env: gymnasium.Env, worker: Worker, env_id: str, image_format: ImageFormat, owner: str | None
     ) -> Session:
         session = Session(secrets.token_urlsafe(12), env_id, env, image_format, owner, worker)
@@ -174,23 +166,24 @@ class SessionManager:
             session.info()
         except Exception as exc:
             try:
-                await worker.run(env.close)
+                worker.run(env.close)
             finally:
                 worker.stop()
             raise ServeError(400, f"this env cannot be served: {exc}") from exc
-        self._sessions[session.id] = session
+        with self._lock:
+            self._sessions[session.id] = session
         return session
 
-    async def make(self, env_id: str, kwargs: dict[str, Any], image_format: ImageFormat, owner: str | None) -> Session:
+    def make(self, env_id: str, kwargs: dict[str, Any], image_format: ImageFormat, owner: str | None) -> Session:
         self._reserve()
         worker = Worker()
         try:
             try:
-                env = await worker.run(self._make_env, env_id, kwargs)
+                env = worker.run(self._make_env, env_id, kwargs)
             except BaseException:
                 worker.stop()
                 raise
-            return await self._adopt(env, worker, env_id, image_format, owner)
+            return self._adopt(env, worker, env_id, image_format, owner)
         except ServeError:
             raise
         except TaskNotFoundError as exc:
@@ -200,7 +193,7 @@ class SessionManager:
         except Exception as exc:
             raise ServeError(400, f"cannot make {env_id!r}: {type(exc).__name__}: {exc}") from exc
         finally:
-            self._starting -= 1
+            self._unreserve()
 
     def get(self, session_id: str | None) -> Session:
         session = self._sessions.get(session_id or "")
@@ -212,74 +205,94 @@ class SessionManager:
             )
         return session
 
-    async def call(self, session: Session, method: Callable[..., Any], *args: Any, quick: bool = False) -> Any:
+    def call(self, session: Session, method: Callable[..., Any], *args: Any, inline: bool = False) -> Any:
         """Run one env operation on the session, after any other operation on it finished.
 
-        ``quick`` (a step) runs on the event loop itself when the session is ``inline`` and the env
-        says its steps are quick (in memory, never blocking): then the hop to a thread costs more
-        than the step.
+        ``inline`` runs it on the calling thread instead of the session's: for a step asked for on
+        the WebSocket that owns the session (its thread lives as long as the session), or a step of
+        an env whose steps are quick (in memory, never blocking); then the hop to the session's
+        thread and back costs more than is worth it, and a slow step holds up only its own client.
+        Everything that may start long-lived processes (make, reset, restore, fork) stays on the
+        session's thread.
         """
-        async with session.lock:
+        with session.lock:
             if self._sessions.get(session.id) is not session:
                 raise ServeError(404, f"session {session.id!r} was closed while this request waited")
             try:
-                if not (quick and session.inline and getattr(session.env.unwrapped, "quick_steps", False)):
-                    return await session.worker.run(method, *args)
-                started = time.perf_counter()
-                try:
-                    return method(*args)
-                finally:
-                    if time.perf_counter() - started > INLINE_BUDGET_SEC:
-                        session.inline = False
+                return method(*args) if inline else session.worker.run(method, *args)
             finally:
                 session.last_used = time.monotonic()
 
-    async def fork(self, session: Session, owner: str | None) -> Session:
+    def fork(self, session: Session, owner: str | None) -> Session:
         fork = getattr(session.env.unwrapped, "fork", None)
         if fork is None:
             raise ServeError(501, f"{type(session.env.unwrapped).__name__} cannot fork")
         self._reserve()
         try:
-            child = await self.call(session, fork)
-            return await self._adopt(child, Worker(), session.env_id, session.image_format, owner)
+            child = self.call(session, fork)
+            return self._adopt(child, Worker(), session.env_id, session.image_format, owner)
         finally:
-            self._starting -= 1
+            self._unreserve()
 
     def attach(self, session: Session, owner: str | None) -> Session:
         session.owner = owner
         session.last_used = time.monotonic()
         return session
 
-    async def close(self, session_id: str) -> bool:
-        session = self._sessions.pop(session_id, None)
-        if session is None:
-            return False
-        async with session.lock:
-            try:
-                await session.worker.run(session.env.close)
-            finally:
-                session.worker.stop()
+    def close(self, session_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+            if session is None:
+                return False
+            self._closing += 1
+        try:
+            with session.lock:
+                try:
+                    session.worker.run(session.env.close)
+                finally:
+                    session.worker.stop()
+        finally:
+            with self._lock:
+                self._closing -= 1
+                self._closed.notify_all()
         return True
 
-    async def close_owned(self, owner: str) -> int:
-        ids = [s.id for s in self._sessions.values() if s.owner == owner]
-        await asyncio.gather(*(self.close(i) for i in ids), return_exceptions=True)
+    def _close_each(self, ids: list[str]) -> None:
+        """Close these sessions side by side (each env's close may take seconds); errors are the env's."""
+        closers = [threading.Thread(target=self.close, args=(i,), name="agentenvs-serve-close") for i in ids]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join()
+
+    def close_owned(self, owner: str) -> int:
+        ids = [s.id for s in list(self._sessions.values()) if s.owner == owner]
+        self._close_each(ids)
         return len(ids)
 
-    async def reap_idle(self) -> int:
+    def reap_idle(self) -> int:
         """Close every session nobody has used for ``idle_timeout`` seconds (not one mid-operation)."""
         now = time.monotonic()
-        idle = [s.id for s in self._sessions.values() if not s.lock.locked() and now - s.last_used > self.idle_timeout]
+        sessions = list(self._sessions.values())
+        idle = [s.id for s in sessions if not s.lock.locked() and now - s.last_used > self.idle_timeout]
         self.reaped += len(idle)
-        await asyncio.gather(*(self.close(i) for i in idle), return_exceptions=True)
+        self._close_each(idle)
         return len(idle)
 
-    async def reaper(self) -> None:
-        """Reap idle sessions until cancelled."""
+    def start_reaper(self) -> None:
+        """Reap idle sessions on a thread of its own until ``close_all``."""
         period = max(0.05, min(self.idle_timeout / 4, 5.0))
-        while True:
-            await asyncio.sleep(period)
-            await self.reap_idle()
 
-    async def close_all(self) -> None:
-        await asyncio.gather(*(self.close(i) for i in list(self._sessions)), return_exceptions=True)
+        def reap() -> None:
+            while not self._stop_reaping.wait(period):
+                self.reap_idle()
+
+        threading.Thread(target=reap, name="agentenvs-serve-reaper", daemon=True).start()
+
+    def close_all(self, timeout: float = 300.0) -> None:
+        """Stop reaping and close every session (the server is going away), including those another
+        thread is closing now (a connection that ended with the server), waiting up to ``timeout``."""
+        self._stop_reaping.set()
+        self._close_each(list(self._sessions))
+        with self._lock:
+            self._closed.wait_for(lambda: self._closing == 0, timeout)

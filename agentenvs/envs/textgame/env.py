@@ -91,7 +91,7 @@ class TextGameEnv(AgentEnv):
     @property
     def quick_steps(self) -> bool:
         """Whether a step runs in memory and never blocks (a generated game, not one that waits on
-        TextWorld's interpreter), so the env server may run it on its event loop, not a thread."""
+        TextWorld's interpreter), so the env server may run it on the caller's thread, not the session's."""
         return isinstance(self._game, Game)
 
     def _extra_spaces(self) -> dict[str, spaces.Space[Any]]:
