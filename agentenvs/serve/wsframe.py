@@ -83,6 +83,8 @@ class WebSocket:
         self._max_size = max_size
         self._send_lock = threading.Lock()
         self._close_sent = False
+        self._timeout: float | None = sock.gettimeout()
+        self._keys, self._key_at = b"", 0
 
     def send(self, message: str | bytes) -> None:
         """A text frame for ``str``, a binary frame for ``bytes``."""
@@ -94,7 +96,9 @@ class WebSocket:
     def recv(self, timeout: float | None = None) -> str | bytes:
         """The next message (``str`` for text); pings are answered on the way. Raises ``TimeoutError``
         when none is whole within ``timeout`` seconds, ``WebSocketClosed`` when the peer closed."""
-        self.sock.settimeout(timeout)
+        if timeout != self._timeout:  # each settimeout is two fcntl calls: only on a change
+            self.sock.settimeout(timeout)
+            self._timeout = timeout
         opcode, parts, size = 0, [], 0
         while True:
             fin, frame_op, payload = self._read_frame()
@@ -183,10 +187,13 @@ class WebSocket:
             header = struct.pack("!BBH", 0x80 | opcode, mask_bit | 126, n)
         else:
             header = struct.pack("!BBQ", 0x80 | opcode, mask_bit | 127, n)
-        if self._client:
-            key = os.urandom(4)
-            header, payload = header + key, _masked(payload, key)
         with self._send_lock:
+            if self._client:
+                if self._key_at == len(self._keys):  # masking keys from the OS's generator, 256 at a time
+                    self._keys, self._key_at = os.urandom(1024), 0
+                key = self._keys[self._key_at : self._key_at + 4]
+                self._key_at += 4
+                header, payload = header + key, _masked(payload, key)
             if n < _JOIN_BELOW:
                 self.sock.sendall(header + payload)
             else:
