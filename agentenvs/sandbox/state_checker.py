@@ -28,6 +28,7 @@ from typing import Any
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_ROOT, EVALUATORS_SOURCE
+from agentenvs.sandbox.procs import kill_tree, wait_gone
 
 STATE_MOUNT = "/agent"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc")
@@ -137,10 +138,13 @@ class StateChecker:
             return reply
 
     def _stop(self) -> None:
+        """Kill the checker and wait until its bubblewrap's init and interpreter are gone too (they
+        die of the parent's death signal, but later than the parent: a close returned before them)."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            proc.kill()
+            victims = kill_tree(proc.pid)
             proc.wait(timeout=10)
+            wait_gone(victims[1:], 5.0)
 
     def close(self) -> None:
         """Stop the process for good: a caller still holding this checker cannot start another."""
