@@ -2,10 +2,10 @@
 
 One session is one env (and so one sandbox, browser or desktop). The manager
 bounds how many live at once, serialises the operations on each session,
-runs the env's blocking calls on the session's own thread (so one env's slow
-step never holds up another session), closes sessions idle past a timeout,
-and closes the sessions a WebSocket connection owned when it goes away, so a
-client that disconnects mid-episode frees its sandbox.
+runs them on the session's own thread or, for steps (see ``call``), on the
+connection's, so one env's slow step never holds up another client; it closes
+sessions idle past a timeout, and the sessions a WebSocket connection owned
+when it goes away, so a client that disconnects mid-episode frees its sandbox.
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ class Worker:
     """One long-lived thread that runs a session's env calls in order.
 
     A call is handed over through a ``SimpleQueue`` and answered through
-    another (about 0.05 ms there and back here), and every call of an env
-    lands on the same thread, which thread-bound libraries (Playwright) need.
+    another (about 0.05 ms there and back here). The thread lives exactly as
+    long as the session, so a process that a call starts is never taken down
+    by the end of the thread that started it (bubblewrap's
+    ``--die-with-parent`` follows the thread, not the process).
     """
 
     def __init__(self) -> None:
