@@ -98,8 +98,6 @@ class StateChecker:
                 self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self._closed:
-            raise SandboxError("the state checker was closed with its sandbox")
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 self._argv,

@@ -2,9 +2,9 @@
 
 The server is the standard library's threading HTTP server: one thread per
 connection, so a WebSocket's messages are read, dispatched and answered on
-the thread that owns the socket, and a step crosses one hop (to its
-session's thread) instead of three (an event loop, the session's thread,
-and back through the loop).
+the thread that owns the socket, and a step on a session that connection
+owns crosses no thread at all (it was three: an event loop, the session's
+thread, and back through the loop).
 """
 
 from __future__ import annotations
