@@ -1,13 +1,8 @@
-"""The env server for real: on loopback, with our client, the websockets library's client, httpx and raw sockets."""
+"""The env server for real: on loopback, with our client, the websockets library's client and httpx."""
 
 from __future__ import annotations
 
 import json
-import re
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
@@ -24,25 +19,7 @@ from websockets.sync.client import connect
 import agentenvs
 from agentenvs.serve import BackgroundServer, RemoteEnvError
 from agentenvs.serve.sessions import make_registered_env
-
-TEXT_TASK = "textgame/maze-hard-2000001"
-TERMINAL_TASK = "terminal/log-error-summary"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(max_sessions=6) as running:
-        yield running
-    assert running.manager.live == 0
-
-
-def _wait_for(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+from tests.serve.serving import TERMINAL_TASK, TEXT_TASK, wait_for
 
 
 def _ws(server: BackgroundServer):
@@ -141,8 +118,8 @@ def test_a_client_that_disconnects_mid_episode_frees_its_sandbox(server):
     assert json.loads(ws.recv(timeout=120))["ok"]
     assert set(_our_local_sandboxes()) - before, "the episode holds a local sandbox"
     ws.close()
-    assert _wait_for(lambda: server.manager.live == 0)
-    assert _wait_for(lambda: not set(_our_local_sandboxes()) - before), "the sandbox outlived its client"
+    assert wait_for(lambda: server.manager.live == 0)
+    assert wait_for(lambda: not set(_our_local_sandboxes()) - before), "the sandbox outlived its client"
     with _http(server) as http:
         assert http.post(f"/v1/sessions/{session}/step", json={"action": "ls"}).status_code == 404
 
@@ -152,7 +129,7 @@ def test_idle_sessions_are_reaped():
         made = http.post("/v1/sessions", json={"env": TEXT_TASK})
         assert made.status_code == 201
         session = made.json()["session"]
-        assert _wait_for(lambda: server.manager.live == 0, timeout=10)
+        assert wait_for(lambda: server.manager.live == 0, timeout=10)
         assert server.manager.reaped == 1
         gone = http.post(f"/v1/sessions/{session}/reset", json={"seed": 0})
         assert gone.status_code == 404 and "reaped" in gone.json()["error"]
@@ -208,7 +185,7 @@ def test_websocket_errors_keep_the_connection_and_the_session(server):
         assert json.loads(ws.recv(timeout=30))["ok"]
         ws.send(json.dumps({"id": 11, "op": "step", "session": session, "action": "look"}))
         assert json.loads(ws.recv(timeout=30))["result"]["info"]["step"] == 1
-    assert _wait_for(lambda: server.manager.live == 0)
+    assert wait_for(lambda: server.manager.live == 0)
 
 
 class _PictureEnv(gymnasium.Env[dict[str, Any], str]):
@@ -311,7 +288,7 @@ def test_snapshot_restore_and_fork_through_the_server(server, task):
             child.close()
     finally:
         env.close()
-    assert _wait_for(lambda: server.manager.live == 0)
+    assert wait_for(lambda: server.manager.live == 0)
 
 
 class _WaitingEnv(gymnasium.Env[dict[str, Any], str]):
@@ -355,135 +332,3 @@ def test_a_slow_step_never_holds_up_another_session():
         finally:
             for env in (slow, quick, other):
                 env.close()
-
-
-def _raw_websocket(server: BackgroundServer) -> socket.socket:
-    """A WebSocket opened by hand, so a test can send what no client library would."""
-    sock = socket.create_connection(server.url.removeprefix("http://").split(":"), timeout=30)
-    sock.sendall(
-        b"GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        + f"Authorization: Bearer {server.token}\r\n\r\n".encode()
-    )
-    head = b""
-    while not head.endswith(b"\r\n\r\n"):
-        head += sock.recv(1)
-    assert head.startswith(b"HTTP/1.1 101") and b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head  # RFC 6455's example
-    return sock
-
-
-def _masked_frame(opcode: int, payload: bytes) -> bytes:
-    key = b"\x01\x02\x03\x04"
-    body = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-    assert len(payload) < 126
-    return bytes([0x80 | opcode, 0x80 | len(payload)]) + key + body
-
-
-@pytest.mark.parametrize(
-    "breach",
-    [
-        pytest.param(b"\x81\x05hello", id="an unmasked frame"),
-        pytest.param(b"\xc1\x80abcd", id="reserved bits"),
-        pytest.param(b"\x83\x80abcd", id="an unknown opcode"),
-        pytest.param(b"\x81\xff" + (1 << 40).to_bytes(8, "big") + b"abcd", id="a frame of a terabyte"),
-        pytest.param(b"\x01\x80abcd\x01\x80abcd", id="a message begun twice"),
-    ],
-)
-def test_a_client_that_breaks_the_websocket_protocol_is_cut_off_and_its_sessions_closed(server, breach):
-    sock = _raw_websocket(server)
-    make = json.dumps({"id": 1, "op": "make", "env": TEXT_TASK}).encode()
-    sock.sendall(_masked_frame(0x1, make))
-    assert _wait_for(lambda: server.manager.live == 1)
-    sock.sendall(breach)
-    stream = b""
-    while chunk := sock.recv(4096):  # the make's reply, the server's close frame, then the end
-        stream += chunk
-    assert re.search(rb"\x88[\x02-\x7d]\x03[\xea\xf1]", stream), "no close frame with 1002 or 1009"
-    assert _wait_for(lambda: server.manager.live == 0), "the sessions of a cut-off client were left open"
-    sock.close()
-    env = agentenvs.remote(server.url, server.token).make(TEXT_TASK)  # the server serves others still
-    env.reset(seed=0)
-    env.close()
-
-
-def test_pings_are_answered_and_a_close_is_returned(server):
-    sock = _raw_websocket(server)
-    sock.sendall(_masked_frame(0x9, b"are you there"))
-    assert sock.recv(64) == b"\x8a\x0dare you there"
-    sock.sendall(_masked_frame(0x8, (1000).to_bytes(2, "big")))
-    assert sock.recv(64)[:4] == b"\x88\x02\x03\xe8"
-    sock.close()
-
-
-def test_connections_past_the_bound_get_503():
-    with BackgroundServer(max_sessions=1) as server:  # room for 4 * 1 + 16 connections
-        held = [_raw_websocket(server) for _ in range(20)]
-        try:
-            with httpx.Client(base_url=server.url, timeout=30) as client:
-                refused = client.get("/v1/schema")
-            assert refused.status_code == 503 and "too many" in refused.json()["error"]
-        finally:
-            for sock in held:
-                sock.close()
-        assert _wait_for(lambda: _served(server))
-
-
-def _served(server: BackgroundServer) -> bool:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
-        return client.get("/v1/schema").status_code == 200
-
-
-def test_the_served_command_closes_every_session_on_sigterm():
-    """``agentenvs serve`` in its own process: SIGTERM ends it with its sandboxes removed."""
-    from agentenvs.sandbox.local_resources import SANDBOX_PARENT
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "agentenvs.cli", "serve", "--port", str(port), "--token", "t0ken"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    try:
-        assert _wait_for(lambda: _listening(port)), "agentenvs serve did not start"
-        env = agentenvs.remote(f"http://127.0.0.1:{port}", "t0ken").make(TERMINAL_TASK, backend="local")
-        env.reset(seed=0)
-        held = list(SANDBOX_PARENT.glob(f"{server.pid}-*"))
-        assert held, "the served episode holds a local sandbox"
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=60) == 0
-        assert not [p for p in held if p.exists()], f"the server left its sandboxes behind: {held}"
-    finally:
-        server.kill()
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-class _SlowToCloseEnv(_WaitingEnv):
-    def __init__(self) -> None:
-        super().__init__(quick=False)
-        self.closed = threading.Event()
-
-    def close(self) -> None:
-        time.sleep(0.5)
-        self.closed.set()
-
-
-def test_close_all_waits_for_a_close_another_thread_began():
-    """The race that left a sandbox behind at SIGTERM: a connection closing its session as the server
-    closed every session; the server's close found none left to close and returned at once."""
-    from agentenvs.serve.sessions import SessionManager
-
-    made: list[_SlowToCloseEnv] = []
-    manager = SessionManager(make_env=lambda env, kwargs: made.append(_SlowToCloseEnv()) or made[-1])
-    session = manager.make("test/slow-to-close", {}, "png", "a-connection")
-    closer = threading.Thread(target=manager.close_owned, args=("a-connection",))
-    closer.start()
-    assert _wait_for(lambda: manager.live == 0, timeout=5)
-    manager.close_all()
-    assert made[0].closed.is_set(), f"close_all returned while {session.id}'s env was still closing"
-    closer.join()
