@@ -17,6 +17,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from agentenvs.core.pyparse import parse_literal, parse_module
+
 PROBE_MARK = "@@agentenvs-probe@@"
 MAX_VALUE = 800
 ASSERT_EQUAL = {
@@ -152,7 +154,7 @@ def probe_for(func: ast.FunctionDef | ast.AsyncFunctionDef, module_text: str) ->
     if isinstance(func, ast.AsyncFunctionDef) or params not in ([], ["self"]) or func.decorator_list:
         return None
     try:
-        module = ast.parse(module_text)
+        module = parse_module(module_text)
     except SyntaxError:
         return None
     imports = [n for n in module.body if isinstance(n, ast.Import) or isinstance(n, ast.ImportFrom) and not n.level]
@@ -209,7 +211,7 @@ def _is_text_call(node: ast.expr) -> bool:
 
 def _unquote(text: str) -> str:
     try:
-        value = ast.literal_eval(text)
+        value = parse_literal(text)
     except (ValueError, SyntaxError):
         return text
     return value if isinstance(value, str) else text

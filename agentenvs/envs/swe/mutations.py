@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from agentenvs.core.pyparse import parse_module
+
 CMP_TEXT: dict[type, str] = {
     ast.Lt: "<",
     ast.LtE: "<=",
@@ -285,7 +287,7 @@ def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
 def function_mutations(path: str, text: str) -> list[Mutation]:
     """Every mutation of every function in one module, each verified to parse as intended."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError:
         return []
     src = _Source(text)
@@ -354,7 +356,7 @@ def _parses_as(region: str, intended: str) -> bool:
     """Whether a function's mutated lines parse to the intended AST (parsing only the function is fast)."""
     indented = region[:1].isspace()
     try:
-        tree = ast.parse("if 1:\n" + region if indented else region)
+        tree = parse_module("if 1:\n" + region if indented else region)
     except (SyntaxError, ValueError):
         return False
     body = tree.body[0].body if indented else tree.body  # type: ignore[attr-defined]

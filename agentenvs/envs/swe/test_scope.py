@@ -13,6 +13,8 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
+from agentenvs.core.pyparse import parse_module
+
 
 def module_name(path: str) -> str:
     """``src/pkg/sub/mod.py`` -> ``pkg.sub.mod``; a package's ``__init__.py`` is the package."""
@@ -27,7 +29,7 @@ def module_name(path: str) -> str:
 def imported_modules(text: str) -> set[str]:
     """Every absolute module a file imports, ``from pkg import mod`` counted as ``pkg.mod`` too."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError:
         return set()
     found: set[str] = set()
@@ -77,7 +79,7 @@ class RelevantTests:
         path, _, rest = test_id.partition("::")
         names = rest.split("[")[0].split("::")
         try:
-            scope: list[ast.stmt] = ast.parse(self.text(path)).body
+            scope: list[ast.stmt] = parse_module(self.text(path)).body
         except SyntaxError:
             return None
         for i, name in enumerate(names):

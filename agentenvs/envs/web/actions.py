@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentenvs.core.errors import ActionError
+from agentenvs.core.pyparse import parse_module
 
 MAX_CALLS = 10
 
@@ -123,7 +124,7 @@ def parse_calls(text: str) -> list[Call]:
     if source.startswith("```"):
         source = source.strip("`").removeprefix("python").strip()
     try:
-        tree = ast.parse(source, mode="exec")
+        tree = parse_module(source)
     except (SyntaxError, ValueError) as exc:
         raise ActionError(f"not an action call such as click('12'): {getattr(exc, 'msg', exc)}") from None
     if not tree.body:
