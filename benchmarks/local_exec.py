@@ -34,7 +34,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds per method")
     args = parser.parse_args()
     with LocalSandbox(SandboxSpec()) as sandbox:
-        fresh_bwrap = [*sandbox._limits_prefix(), *sandbox._bwrap_argv(), "--die-with-parent", "--", "true"]
+        prefix = sandbox._res.limits_prefix(sandbox.spec)
+        fresh_bwrap = [*prefix, *sandbox._bwrap_argv(None), "--die-with-parent", "--", "true"]
 
         def shell_round_trip() -> None:
             shell = sandbox.shell()

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from agentenvs.core.errors import SandboxError
-from agentenvs.sandbox.base import HOSTNAME, Capabilities, ExecResult, SandboxSpec, Shell
-from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
+from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
+from agentenvs.sandbox.docker_container import create_container, spare_keeper
 from agentenvs.sandbox.docker_disk import disk_guard
 from agentenvs.sandbox.docker_engine import (
     SNAPSHOT_LABEL,
@@ -29,12 +29,7 @@ from agentenvs.sandbox.docker_engine import (
     ignore_missing,
     owner_labels,
 )
-from agentenvs.sandbox.docker_exec import (
-    DockerExecTransport,
-    as_sandbox_error,
-    creation_error,
-    run_exec_bounded,
-)
+from agentenvs.sandbox.docker_exec import DockerExecTransport, as_sandbox_error, run_exec_bounded
 from agentenvs.sandbox.docker_files import put_into, read_from, unpack_at_root
 from agentenvs.sandbox.docker_procs import ContainerProcesses
 from agentenvs.sandbox.procs import wait_idle
@@ -43,10 +38,6 @@ from agentenvs.sandbox.state_checker import CheckerSlot, StateChecker
 
 if TYPE_CHECKING:
     from agentenvs.sandbox.docker_services import ServiceGroup
-
-#: The container's PID 1. As a namespace's init it ignores every signal sent from inside (``kill -9 -1``
-#: included), and the shell reaps the orphans it adopts, so the agent cannot stop its own container.
-KEEPER = 'trap "" HUP INT QUIT TERM USR1 USR2; while :; do sleep 3600 & wait $!; done'
 
 
 @dataclass
@@ -103,7 +94,7 @@ class DockerSandbox:
         self._procs_of = ""
         #: What the agent changed that the verifier does not see (set on a sandbox made by ``seal``).
         self.sealed_note = ""
-        self._res.container = self._create(self.spec.image)
+        self._res.container = create_container(self._api, self.spec, self.spec.image, self._group)
         self._guard_disk()
 
     def own_group(self) -> None:
@@ -129,48 +120,6 @@ class DockerSandbox:
 
         disk_guard().watch(container, Path(upper), limit, exceeded)
         self._res.watched = container
-
-    def _create(self, image: str) -> str:
-        spec = self.spec
-        network = self._group.project if self._group else "bridge" if spec.network else "none"
-        joins = None
-        if self._group:
-            endpoint = self._api.create_endpoint_config(aliases=["main"])
-            joins = self._api.create_networking_config({network: endpoint})
-        host_config = self._api.create_host_config(
-            network_mode=network,
-            mem_limit=f"{spec.memory_mb}m",
-            memswap_limit=f"{spec.memory_mb}m",
-            nano_cpus=int(spec.cpus * 1e9),
-            pids_limit=spec.pids,
-            binds={
-                str(EVALUATORS_SOURCE): {"bind": EVALUATORS_MOUNT, "mode": "ro"},
-                **{host: {"bind": inside, "mode": "ro" if ro else "rw"} for host, inside, ro in spec.mounts},
-            },
-        )
-        labels = {**spec.labels, **owner_labels()}
-        try:
-            container = self._api.create_container(
-                image,
-                entrypoint=["/bin/sh", "-c", KEEPER],
-                command=[],
-                hostname=HOSTNAME,
-                working_dir=spec.workdir,
-                environment=spec.env,
-                labels=labels,
-                host_config=host_config,
-                networking_config=joins,
-                detach=True,
-            )["Id"]
-        except Exception as exc:
-            raise creation_error(exc, image, f"create from {image}") from None
-        try:
-            self._api.start(container)
-        except Exception as exc:
-            ignore_missing(self._api.remove_container, container, force=True)
-            raise as_sandbox_error(exc, f"start of {image}") from None
-        _spare_keeper(self._api, container)
-        return container
 
     @property
     def container_id(self) -> str:
@@ -277,7 +226,7 @@ class DockerSandbox:
             )
         old = self._live()
         self._res.checker.close()
-        self._res.container = self._create(ref)
+        self._res.container = create_container(self._api, self.spec, ref, self._group)
         disk_guard().forget(old)
         self._guard_disk()
         self._forget_transports()
@@ -350,7 +299,7 @@ class DockerSandbox:
             self._api.start(container)
         except Exception as exc:
             raise as_sandbox_error(exc, "restart after the seal") from None
-        _spare_keeper(self._api, container)
+        spare_keeper(self._api, container)
         self._procs_of = ""
 
     def apply_changes(self, deletions: list[str], emptied: list[str], archive: BinaryIO) -> None:
@@ -426,12 +375,3 @@ class DockerSandbox:
 
     def __repr__(self) -> str:
         return f"DockerSandbox(image={self.spec.image!r}, container={self._res.container[:12] or 'closed'})"
-
-
-def _spare_keeper(api: Any, container: str) -> None:
-    """Make the out-of-memory killer pick the agent's processes, never PID 1 (which would stop the container)."""
-    try:
-        pid = int(api.inspect_container(container)["State"]["Pid"])
-        Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
-    except (OSError, KeyError, ValueError):
-        pass  # not root on the engine's host: the keeper is tiny, the killer rarely picks it anyway

@@ -1,8 +1,8 @@
 """The ``local`` backend: a root of its own on the host, isolated with bubblewrap and cgroups.
 
-The sandbox's files (the workdir, /tmp, /logs, /tests, /solution, /root,
-/dev/shm) live on a filesystem of ``storage_mb`` mounted at
-``<SANDBOX_PARENT>/<pid>-<id>/root`` (see :mod:`agentenvs.sandbox.local_storage`)
+The sandbox's files (the workdir, /tmp, /logs, /tests, /solution, /root, /dev/shm:
+:mod:`agentenvs.sandbox.local_root`) live on a filesystem of ``storage_mb`` mounted
+at ``<SANDBOX_PARENT>/<pid>-<id>/root`` (see :mod:`agentenvs.sandbox.local_storage`)
 and are bound read-write at their in-sandbox paths. The system under them
 is the host's /usr, /bin, /sbin, /lib and /lib64 bound read-only with a
 minimal /etc of our own (:mod:`agentenvs.sandbox.local_system`), or, for a
@@ -28,39 +28,33 @@ and the cgroups).
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import shutil
 import threading
 import uuid
-import warnings
 import weakref
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Capabilities, ExecResult, SandboxSpec, Shell
-from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.checks import EVALUATORS_MOUNT, EVALUATORS_SOURCE
 from agentenvs.sandbox.docker_state import refused_summary
 from agentenvs.sandbox.execio import run_capped
 from agentenvs.sandbox.holder import HOST_ENV, NamespaceHolder, become
 from agentenvs.sandbox.layers import ImageRoot, mount_system, seal_system
-from agentenvs.sandbox.local_bwrap import HOST_DIRS, SEARCH_PATH, bwrap_argv, host_system, image_system
+from agentenvs.sandbox.local_bwrap import SEARCH_PATH, bwrap_argv, host_system, image_system
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_resources import SANDBOX_PARENT, LocalResources, sweep_local_sandboxes
-from agentenvs.sandbox.local_storage import check_reachable, copy_tree, empty_tree, mount_storage
+from agentenvs.sandbox.local_root import SANDBOX_DIRS, RootSnapshots, check_workdir, fill_root, make_root, root_binds
+from agentenvs.sandbox.local_storage import empty_tree
 from agentenvs.sandbox.local_system import SANDBOX_USER, sandbox_etc, sandbox_ids, staged_evaluators
 from agentenvs.sandbox.local_transport import LocalTransport, SandboxTransport
-from agentenvs.sandbox.local_userns import allow_setuid, image_accounts, user_namespace
-from agentenvs.sandbox.procs import proc_start_time, wait_idle
+from agentenvs.sandbox.local_userns import image_accounts
+from agentenvs.sandbox.procs import wait_idle
 from agentenvs.sandbox.shell import PersistentShell, SpareShells
 from agentenvs.sandbox.state_checker import StateChecker
 
-SYSTEM_DIRS = (*HOST_DIRS, "/etc")
-SANDBOX_DIRS = ("/tmp", "/logs", "/tests", "/solution", "/root")
-#: Writable in the sandbox and on its filesystem, but not reachable with put and get.
-SCRATCH_DIRS = ("/dev/shm",)
 MAX_EXEC_OUTPUT = 8 * 1024 * 1024
 BASE_ENV = {
     "PATH": SEARCH_PATH,
@@ -100,16 +94,7 @@ class LocalSandbox:
         self._bwrap = shutil.which("bwrap")
         if self._bwrap is None:
             raise SandboxError("the local sandbox needs bubblewrap: apt-get install bubblewrap")
-        workdir = posixpath.normpath(self.spec.workdir)
-        if (
-            not workdir.startswith("/")
-            or workdir == "/"
-            or any(workdir == d or workdir.startswith(d + "/") for d in SYSTEM_DIRS + ("/proc", "/dev"))
-        ):
-            raise SandboxError(
-                f"workdir {self.spec.workdir!r} cannot be a sandbox directory: "
-                "use an absolute path outside /, /usr, /etc, /proc and /dev, such as /app"
-            )
+        workdir = check_workdir(self.spec.workdir)
         if self.spec.users and image is None:
             raise SandboxError("a local sandbox with several users runs over an image: pass image=")
         self.workdir = workdir
@@ -133,7 +118,7 @@ class LocalSandbox:
         self._system = self.home / "system"
         self._res = LocalResources(self.home)
         self._finalizer = weakref.finalize(self, self._res.release)
-        self._snapshots: dict[str, Path] = {}
+        self._snapshots = RootSnapshots(self.home / "snapshots")
         self._spares = SpareShells(self._new_shell)
         self._closed = False
         self._holder_lock = threading.Lock()
@@ -144,56 +129,20 @@ class LocalSandbox:
             raise
 
     def _setup(self, template: Path | None) -> None:
-        SANDBOX_PARENT.mkdir(parents=True, exist_ok=True)
-        check_reachable(SANDBOX_PARENT)
-        self.home.mkdir(mode=0o711)
-        self.home.chmod(0o711)  # whatever the umask: the sandbox user passes through, reads nothing
-        self.root.mkdir()
-        mount_storage(self.root, self.home / "storage.ext4", self.spec.storage_mb)
+        make_root(self.home, self.root, self.spec.storage_mb)
         self._res.mounted = self.root
         self._mount_system()
         self._fill_root(template)
         if self.spec.users:
             self._accounts = image_accounts(self._system / "etc" / "passwd")
-        self._limit_note = ""
-        try:
-            self._res.cgroups = Cgroups.create(
-                f"{os.getpid()}-{self.id}", pids=self.spec.pids, memory_mb=self.spec.memory_mb, cpus=self.spec.cpus
-            )
-        except CgroupsUnavailable as exc:
-            self._limit_note = f"rlimits only ({exc})"
-            warnings.warn(
-                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC (counted per host "
-                "user, so shared by every sandbox) and RLIMIT_AS, and snapshots cannot freeze the sandbox; "
-                "use the docker backend for hard limits.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        meta = {
-            "pid": os.getpid(),
-            "start_time": proc_start_time(os.getpid()),
-            "cgroups": {k: str(v) for k, v in self._res.cgroups.paths.items()} if self._res.cgroups else {},
-        }
-        (self.home / "meta.json").write_text(json.dumps(meta))
+        self._limit_note = self._res.create_cgroups(f"{os.getpid()}-{self.id}", self.spec)
+        self._res.record_owner()
         self._holder()
 
     def _fill_root(self, source: Path | None) -> None:
-        """Copy ``source`` (a template or snapshot) onto the empty root, make the sandbox's dirs, open it for get/put."""
-        if source is not None:
-            copy_tree(source, self.root)
-        elif self._image is not None:  # the image's files in the sandbox's own directories (COPY to /app)
-            for d in self.writable:
-                image_dir = self._system / d.lstrip("/")
-                if image_dir.is_dir() and not image_dir.is_symlink():
-                    (self.root / d.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
-                    copy_tree(image_dir, self.root / d.lstrip("/"))
-        uid, gid = self._owner
-        for d in (*self.writable, *SCRATCH_DIRS):
-            path = self.root / d.lstrip("/")
-            path.mkdir(parents=True, exist_ok=True)
-            os.chown(path, uid, gid, follow_symlinks=False)
-        for d in ("tmp", "dev/shm"):
-            (self.root / d).chmod(0o1777)
+        """Fill the empty root from ``source`` (a template or snapshot) or the image, open it for get/put."""
+        image_system = self._system if self._image is not None else None
+        fill_root(self.root, source, image_system=image_system, writable=self.writable, owner=self._owner)
         self._res.files = SandboxFiles(self.root, writable=self.writable, workdir=self.workdir, owner=self._owner)
 
     def _mount_system(self) -> None:
@@ -209,24 +158,7 @@ class LocalSandbox:
             self._check_open()
             holder = self._res.holder
             if holder is None or not holder.alive():
-                if holder is not None:
-                    holder.kill()
-                userns = user_namespace(self._owner) if self.spec.users else None
-                try:
-                    holder = self._res.holder = NamespaceHolder(
-                        self._res.limits_prefix(self.spec),
-                        self._bwrap_argv(userns),
-                        own_prefix=self._res.limits_prefix(self.spec, holder=True),
-                        owner=self._owner,
-                        log=self.home / "holder.log",
-                        network=self.spec.network,
-                        userns_fd=userns,
-                    )
-                finally:
-                    if userns is not None:
-                        os.close(userns)
-                if self.spec.users:
-                    allow_setuid(holder.init_pid, self._system)
+                holder = self._res.start_holder(self.spec, self._bwrap_argv, self._owner, self._system)
             return holder
 
     def _argv(
@@ -236,12 +168,11 @@ class LocalSandbox:
 
     def _bwrap_argv(self, userns_fd: int | None) -> list[str]:
         system = host_system(self._etc) if self._image is None else image_system(self._system, self._etc, self.writable)
-        binds = [str(self.root / d.lstrip("/")) for d in (*self.writable, *SCRATCH_DIRS)]
         return bwrap_argv(
             self._bwrap,
             network=self.spec.network,
             system=system,
-            binds=dict(zip((*self.writable, *SCRATCH_DIRS), binds, strict=True)),
+            binds=root_binds(self.root, self.writable),
             evaluators=self._evaluators,
             mounts=self.spec.mounts,
             userns_fd=userns_fd,
@@ -367,22 +298,12 @@ class LocalSandbox:
     def snapshot(self) -> str:
         """Copy the files aside, with the sandbox's processes frozen so none can swap a path under the copy."""
         self._check_open()
-        ref = f"snap-{len(self._snapshots)}-{uuid.uuid4().hex[:8]}"
-        dest = self.home / "snapshots" / ref
-        dest.parent.mkdir(mode=0o700, exist_ok=True)
-        with self._res.paused():
-            copy_tree(self.root, dest)
-        self._snapshots[ref] = dest
-        return ref
+        return self._snapshots.take(self.root, self._res)
 
     def restore(self, ref: str) -> None:
         """Kill every process, put the snapshot's files back, start new namespaces; open shells restart at the workdir."""
         self._check_open()
-        source = self._snapshots.get(ref)
-        if source is None:
-            raise SandboxError(
-                f"unknown snapshot {ref!r}: restore takes a reference this sandbox's snapshot() returned"
-            )
+        source = self._snapshots.source(ref)
         with self._holder_lock:
             self._res.kill_processes()
             self._res.files.close()

@@ -1,9 +1,11 @@
 """What a local sandbox owns on the host, and how it is released.
 
 A sandbox's processes, shells, cgroups, filesystem and directory (under
-``SANDBOX_PARENT``) are held by :class:`LocalResources`, released by the
-sandbox's ``close``, its finalizer or atexit. What a crashed process left
-behind is removed by :func:`sweep_local_sandboxes`.
+``SANDBOX_PARENT``) are held by :class:`LocalResources`, which also makes
+the cgroups and starts the namespace holder, and released by the sandbox's
+``close``, its finalizer or atexit. Its directory records the owning
+process: what a crashed process left behind is removed by
+:func:`sweep_local_sandboxes`.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import SandboxSpec
-from agentenvs.sandbox.cgroups import Cgroups
+from agentenvs.sandbox.cgroups import Cgroups, CgroupsUnavailable
 from agentenvs.sandbox.holder import NamespaceHolder
 from agentenvs.sandbox.local_files import SandboxFiles
 from agentenvs.sandbox.local_storage import unmount
+from agentenvs.sandbox.local_userns import allow_setuid, user_namespace
 from agentenvs.sandbox.procs import kill_tree, proc_descendants, proc_start_time, session_members, wait_gone
 from agentenvs.sandbox.shell import PersistentShell
 from agentenvs.sandbox.state_checker import CheckerSlot
@@ -46,6 +50,58 @@ class LocalResources:
         self.files: SandboxFiles | None = None
         #: The host-side state checker, keyed by the inode of the root it has mounted.
         self.checker = CheckerSlot()
+
+    def create_cgroups(self, name: str, spec: SandboxSpec) -> str:
+        """Put the sandbox in cgroups of its own; without them, warn and return why (rlimits only)."""
+        try:
+            self.cgroups = Cgroups.create(name, pids=spec.pids, memory_mb=spec.memory_mb, cpus=spec.cpus)
+        except CgroupsUnavailable as exc:
+            warnings.warn(
+                f"local sandbox without cgroups: {exc}. Falling back to RLIMIT_NPROC (counted per host "
+                "user, so shared by every sandbox) and RLIMIT_AS, and snapshots cannot freeze the sandbox; "
+                "use the docker backend for hard limits.",
+                RuntimeWarning,
+                stacklevel=4,  # the code that made the sandbox
+            )
+            return f"rlimits only ({exc})"
+        return ""
+
+    def record_owner(self) -> None:
+        """Write down this process and the cgroups, which :func:`sweep_local_sandboxes` reads once it is gone."""
+        meta = {
+            "pid": os.getpid(),
+            "start_time": proc_start_time(os.getpid()),
+            "cgroups": {k: str(v) for k, v in self.cgroups.paths.items()} if self.cgroups else {},
+        }
+        (self.home / "meta.json").write_text(json.dumps(meta))
+
+    def start_holder(
+        self, spec: SandboxSpec, bwrap: Callable[[int | None], list[str]], owner: tuple[int, int], system: Path
+    ) -> NamespaceHolder:
+        """Start a namespace holder in place of the last one, which is killed (its processes die with it).
+
+        ``bwrap(userns_fd)`` is its command line; with ``spec.users`` it joins a user namespace of the
+        image's users, and the set-user-ID programs of the image's ``system`` are allowed.
+        """
+        if self.holder is not None:
+            self.holder.kill()
+        userns = user_namespace(owner) if spec.users else None
+        try:
+            holder = self.holder = NamespaceHolder(
+                self.limits_prefix(spec),
+                bwrap(userns),
+                own_prefix=self.limits_prefix(spec, holder=True),
+                owner=owner,
+                log=self.home / "holder.log",
+                network=spec.network,
+                userns_fd=userns,
+            )
+        finally:
+            if userns is not None:
+                os.close(userns)
+        if spec.users:
+            allow_setuid(holder.init_pid, system)
+        return holder
 
     def limits_prefix(self, spec: SandboxSpec, *, holder: bool = False) -> list[str]:
         """An argv prefix that puts a process in the sandbox's cgroups (or under rlimits without them).

@@ -13,7 +13,8 @@ import pytest
 
 from agentenvs.core.errors import SandboxError
 from agentenvs.sandbox.base import Sandbox, SandboxSpec
-from agentenvs.sandbox.docker import KEEPER, DockerSandbox
+from agentenvs.sandbox.docker import DockerSandbox
+from agentenvs.sandbox.docker_container import KEEPER
 from agentenvs.sandbox.docker_engine import OWNER_PID_LABEL, sweep_docker
 
 pytestmark = pytest.mark.docker
