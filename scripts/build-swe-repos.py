@@ -3,7 +3,8 @@
 
 Every library under ``swe-corpus/<lib>/`` has its final source tree in
 ``repo/``, its commit history in ``history.toml`` and one bug per file in
-``bugs/*.toml`` (format: swe-corpus/README.md). For each library this script
+``bugs/*.toml`` (format: swe-corpus/README.md; read and checked by
+``swe_corpus.py`` beside this script). For each library this script
 replays, for each bug, the history into a fresh git repository with fixed
 authors and dates, where every file the regression edits is committed buggy
 from the commit that first adds it: the bug arrives inside an ordinary feature
@@ -29,47 +30,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "swe-corpus"
+from swe_corpus import ROOT, BuildError, Instance, Library, buggy_files, check_history, collect, replace_text
+
 OUT = ROOT / "tasks" / "swe"
 TEST_CMD = "python3 -m pytest -p no:cacheprovider"
 PYTEST_TIMEOUT_SEC = 120
 _RESULT_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED) (.+?)(?: - .*)?$")
-
-
-class BuildError(Exception):
-    """A corpus source file is inconsistent; the message says which and why."""
-
-
-@dataclass
-class Library:
-    name: str
-    root: Path
-    repo: str
-    version: str
-    author: str
-    commits: list[dict]
-
-
-@dataclass
-class Instance:
-    lib: Library
-    bug_file: Path
-    spec: dict
-    instance_id: str
-    base_commit: str = ""
-    setup_commit: str = ""
-    patch: str = ""
-    test_patch: str = ""
-    wrong_patch: str = ""
-    fail_to_pass: list[str] = field(default_factory=list)
-    pass_to_pass: list[str] = field(default_factory=list)
-    bundle: bytes = b""
 
 
 def git_env(author: str, date: str) -> dict[str, str]:
@@ -109,43 +78,6 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None, input_: bytes
     return proc.stdout.decode()
 
 
-def load_library(root: Path) -> Library:
-    data = tomllib.loads((root / "history.toml").read_text(encoding="utf-8"))
-    return Library(root.name, root, data["repo"], data["version"], data["author"], data["commits"])
-
-
-def source_files(tree: Path) -> list[str]:
-    skip = {"__pycache__", ".pytest_cache"}
-    return sorted(
-        str(p.relative_to(tree))
-        for p in tree.rglob("*")
-        if p.is_file() and not skip.intersection(p.relative_to(tree).parts) and p.suffix != ".pyc"
-    )
-
-
-def check_history(lib: Library) -> None:
-    """Every file under repo/ is committed by history.toml, and only files that exist."""
-    tree = lib.root / "repo"
-    committed = {rel for commit in lib.commits for rel in commit["files"]}
-    absent = sorted(rel for rel in committed if not (tree / rel).is_file())
-    if absent:
-        raise BuildError(f"{lib.root / 'history.toml'}: not files under repo/: {', '.join(absent)}")
-    missing = sorted(set(source_files(tree)) - committed)
-    if missing:
-        raise BuildError(f"{lib.root / 'history.toml'}: files never committed: {', '.join(missing)}")
-
-
-def buggy_files(lib: Library, edits: list[dict], where: str) -> dict[str, str]:
-    """The content of every file the regression edits, with all of its edits applied."""
-    contents: dict[str, str] = {}
-    for edit in edits:
-        rel = edit["file"]
-        if rel not in contents:
-            contents[rel] = (lib.root / "repo" / rel).read_text(encoding="utf-8")
-        contents[rel] = replace_text(contents[rel], edit["clean"], edit["buggy"], f"{where} ({rel})")
-    return contents
-
-
 def build_history(lib: Library, dest: Path, overrides: dict[str, str]) -> str:
     """Replay history.toml into ``dest``, committing ``overrides`` instead of repo/ content.
 
@@ -167,13 +99,6 @@ def build_history(lib: Library, dest: Path, overrides: dict[str, str]) -> str:
         git(dest, "add", "--", *commit["files"], env=env)
         git(dest, "commit", "-q", "-m", commit["message"].strip(), env=env)
     return git(dest, "rev-parse", "HEAD").strip()
-
-
-def replace_text(text: str, old: str, new: str, where: str) -> str:
-    count = text.count(old)
-    if count != 1:
-        raise BuildError(f"{where}: expected the snippet exactly once, found {count}:\n{old}")
-    return text.replace(old, new)
 
 
 def replace_once(path: Path, old: str, new: str, where: str) -> None:
@@ -374,22 +299,6 @@ def write_task(inst: Instance, out: Path) -> None:
     (task / "solution" / "patch.diff").write_text(inst.patch, encoding="utf-8")
     (task / "solution" / "wrong.diff").write_text(inst.wrong_patch, encoding="utf-8")
     (task / "tests" / "test_patch.diff").write_text(inst.test_patch, encoding="utf-8")
-
-
-def collect(only: set[str]) -> list[Instance]:
-    instances = []
-    for root in sorted(p.parent for p in CORPUS.glob("*/history.toml")):
-        lib = load_library(root)
-        owner_name = lib.repo.replace("/", "__")
-        for bug_file in sorted((root / "bugs").glob("*.toml")):
-            spec = tomllib.loads(bug_file.read_text(encoding="utf-8"))
-            instance_id = f"{owner_name}-{int(spec['number']):04d}"
-            if not only or instance_id in only:
-                instances.append(Instance(lib, bug_file, spec, instance_id))
-    ids = [i.instance_id for i in instances]
-    if len(ids) != len(set(ids)):
-        raise BuildError(f"duplicate bug numbers: {sorted(i for i in ids if ids.count(i) > 1)}")
-    return instances
 
 
 def main(argv: list[str] | None = None) -> int:

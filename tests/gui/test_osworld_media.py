@@ -294,13 +294,13 @@ GRAB = "python3 -c \"from PIL import ImageGrab as G; G.grab().save('/tmp/shot.pn
 def media_tree(tmp_path: Path) -> tuple[Path, Path]:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("make_assets", Path(__file__).parents[2] / "scripts/gui/make_assets.py")  # fmt: skip
+    spec = importlib.util.spec_from_file_location("ooxml", Path(__file__).parents[2] / "scripts/gui/ooxml.py")
     assert spec is not None and spec.loader is not None
-    make_assets = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_assets)
+    ooxml = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ooxml)
     src, assets = tmp_path / "evaluation_examples", tmp_path / "assets"
     (assets / "m.example.invalid").mkdir(parents=True)
-    make_assets.write_pptx(assets / "m.example.invalid/talk.pptx", [("Garden club", ["Spring meeting"]), ("Agenda", ["Seed swap"])])  # fmt: skip
+    ooxml.write_pptx(assets / "m.example.invalid/talk.pptx", [("Garden club", ["Spring meeting"]), ("Agenda", ["Seed swap"])])  # fmt: skip
     (assets / "m.example.invalid/chime.wav").write_bytes(A)
     (assets / "m.example.invalid/other.wav").write_bytes(B)
     files = [{"url": f"https://m.example.invalid/{n}", "path": f"/home/user/Desktop/{n}"} for n in ("talk.pptx", "chime.wav", "other.wav")]  # fmt: skip

@@ -14,9 +14,9 @@ from evaluators import ArgumentError, run_check
 from evaluators.osworld_table import table_limits
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("make_assets", ROOT / "scripts/gui/make_assets.py")
-make_assets = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(make_assets)
+spec = importlib.util.spec_from_file_location("ooxml", ROOT / "scripts/gui/ooxml.py")
+ooxml = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ooxml)
 
 
 def b64(data: bytes) -> dict:
@@ -43,7 +43,7 @@ def test_conj_and_stops_at_zero_or_averages_and_or_takes_the_max():
 
 def test_compare_table_rules_on_a_generated_workbook(tmp_path):
     path = tmp_path / "b.xlsx"
-    make_assets.write_xlsx(path, [["Item", "Cost"], ["Rent", 55], ["Total", "=SUM(B2:B2)"]], sheet="S")
+    ooxml.write_xlsx(path, [["Item", "Cost"], ["Rent", 55], ["Total", "=SUM(B2:B2)"]], sheet="S")
     data = path.read_bytes()
     cell = {"type": "check_cell", "sheet_idx": 0, "coordinate": "B3", "props": {"formula": {"method": "eq", "ref": "=SUM(B2:B2)"}}}  # fmt: skip
     item = {"func": "compare_table", "result": b64(data), "options": {"rules": [cell]}}
@@ -53,7 +53,7 @@ def test_compare_table_rules_on_a_generated_workbook(tmp_path):
     same = {"func": "compare_table", "result": b64(data), "expected": b64(data), "options": {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}}  # fmt: skip
     assert run_check("osworld", {"metrics": [same]})["score"] == 1.0
     other = tmp_path / "c.xlsx"
-    make_assets.write_xlsx(other, [["Item", "Cost"], ["Rent", 56]])
+    ooxml.write_xlsx(other, [["Item", "Cost"], ["Rent", 56]])
     same["expected"] = b64(other.read_bytes())
     assert run_check("osworld", {"metrics": [same]})["score"] == 0.0
 
@@ -79,7 +79,7 @@ def _bold_a1(path: Path) -> bytes:
 
 def test_check_cell_reads_style_props_as_upstream_does(tmp_path):
     path = tmp_path / "s.xlsx"
-    make_assets.write_xlsx(path, [["Region", "Sales"], ["North", 50]])
+    ooxml.write_xlsx(path, [["Region", "Sales"], ["North", 50]])
     bold = {"font_bold": {"method": "eq", "ref": True}}
     rules = [{"type": "check_cell", "sheet_idx": 0, "coordinate": c, "props": bold} for c in ("A1", "B1")]
     item = {"func": "compare_table", "result": b64(_bold_a1(path)), "options": {"rules": rules[:1]}}
@@ -115,7 +115,7 @@ def test_check_csv_and_check_list_and_a_directory_listing(tmp_path):
 
 
 def test_docx_contains_reads_the_zipped_body(tmp_path):
-    make_assets.write_docx(tmp_path / "m.docx", ["Title", "Approved by the board."])
+    ooxml.write_docx(tmp_path / "m.docx", ["Title", "Approved by the board."])
     assert run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "by the board"})["passed"]
     assert not run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "bored"})["passed"]
     assert run_check("docx_contains", {"path": str(tmp_path / "m.docx"), "text": "bored", "absent": True})["passed"]
@@ -127,7 +127,7 @@ def test_docx_contains_reads_the_zipped_body(tmp_path):
 
 def test_pptx_contains_reads_slides_in_presentation_order(tmp_path):
     deck = tmp_path / "d.pptx"
-    make_assets.write_pptx(deck, [("Agenda", ["Budget", "Hiring plan"]), ("Budget", [])])
+    ooxml.write_pptx(deck, [("Agenda", ["Budget", "Hiring plan"]), ("Budget", [])])
 
     def passed(**args) -> bool:
         return run_check("pptx_contains", {"path": str(deck), **args})["passed"]

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from agentenvs.core.actions import ParsedAction
 from agentenvs.core.errors import ActionError
 from agentenvs.core.pyparse import parse_module
 
@@ -147,6 +148,15 @@ def parse_calls(text: str) -> list[Call]:
             raise ActionError(f"{node.func.id}(): ** arguments are not allowed")
         calls.append(bind(node.func.id, args, kwargs))
     return calls
+
+
+def calls_of(action: ParsedAction) -> list[Call]:
+    """The calls an agent's action makes: a tool call bound to its signature, or text parsed as action strings."""
+    if action.kind == "tool":
+        if action.name not in SIGNATURES:
+            raise ActionError(f"unknown tool {action.name!r}")
+        return [bind(action.name, [], dict(action.arguments))]
+    return parse_calls(action.text)
 
 
 def _schema(kind: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenvs.core.actions import ParsedAction
 from agentenvs.core.checks import CheckResult
 from agentenvs.core.errors import InfraError
 from agentenvs.core.task import CheckSpec
@@ -85,6 +86,17 @@ def answer(ctx: Context, expected: Any, match: str = "exact") -> CheckResult:
     else:
         passed = normalise(got) == normalise(str(expected))
     return CheckResult(passed, 1.0 if passed else 0.0, f"answer {got[:100]!r} {'matches' if passed else 'is wrong'}")
+
+
+def final_answer(messages: list[str], infeasible: bool, final_action: ParsedAction | None) -> tuple[str | None, bool]:
+    """The answer graded and whether the task was reported infeasible: the last message to the user
+    (none once the agent reported the task infeasible), unless the final action submits a text or fails."""
+    said = messages[-1] if messages and not infeasible else None
+    if final_action is not None and final_action.kind == "submit" and final_action.text:
+        said = final_action.text
+    if final_action is not None and final_action.kind == "fail":
+        infeasible = True
+    return said, infeasible
 
 
 def infeasible(ctx: Context, expected: bool) -> CheckResult:

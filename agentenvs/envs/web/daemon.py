@@ -31,6 +31,7 @@ from agentenvs.core.checks import Verdict
 from agentenvs.core.env import StepOutcome
 from agentenvs.core.errors import ActionError, InfraError
 from agentenvs.core.registry import get_task
+from agentenvs.envs.web.forks import fork_into
 
 SCREENSHOT = "screenshot"
 
@@ -100,7 +101,7 @@ class Daemon:
             env._end()
         task = get_task(f"web/{req['task_id']}")
         env._task = task
-        env._pending_fork = {str(k): str(v) for k, v in (req.get("fork") or {}).items()}
+        env._forks.pending = {str(k): str(v) for k, v in (req.get("fork") or {}).items()}
         head, payload = encode_outcome(env._begin(task, int(req["seed"])))
         return {**head, "utterance": env._utterance}, payload
 
@@ -139,10 +140,10 @@ class Daemon:
 
     def op_fork(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The episode's databases backed up into ``dest`` (in the host-mounted socket directory)."""
-        self._task()
+        names = self._task().params.get("sites", [])
         dest = Path(req["dest"])
         dest.mkdir(parents=True, exist_ok=True)
-        return {"forked": self.env.fork_into(dest)}, b""
+        return {"forked": fork_into((self.env.site(name) for name in names), dest)}, b""
 
     def op_query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """A read-only query on one of the episode's site databases."""

@@ -245,7 +245,7 @@ class DockerWebEnv(WebEnv):
             raise RuntimeError("call reset() before fork_sites()")
         where = f"{SOCKET_MOUNT}/{SHARED}/fork-{uuid.uuid4().hex}"
         forked = self._remote("fork", dest=where)[0]["forked"]
-        home = self._fork_home()
+        home = self._forks.home()
         return {name: self._container.take(path, home) for name, path in forked.items()}
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
@@ -270,7 +270,7 @@ class DockerWebEnv(WebEnv):
     def _shared_fork(self, task: Task) -> dict[str, str]:
         """The pending fork's databases copied where the container reads them."""
         assert self._container is not None
-        return {name: self._container.share(path) for name, path in self._fork_for(task).items()}
+        return {name: self._container.share(path) for name, path in self._forks.for_task(task).items()}
 
     def _act(self, action: ParsedAction) -> StepOutcome:
         head, payload = self._remote("act", action=encode_action(action))
@@ -310,6 +310,4 @@ class DockerWebEnv(WebEnv):
                 container.close()
             else:
                 IDLE.give(self._idle_key(), container)
-        if self._fork_dir is not None:
-            self._fork_dir.cleanup()
-            self._fork_dir = None
+        self._forks.close()

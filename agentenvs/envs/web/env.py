@@ -11,9 +11,6 @@ typed answer, outside the browser. A site process that dies is infra.
 from __future__ import annotations
 
 import hashlib
-import json
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +20,14 @@ from gymnasium import spaces
 from agentenvs.core.actions import ParsedAction
 from agentenvs.core.checks import CheckResult, Verdict, combine
 from agentenvs.core.env import AgentEnv, StepOutcome
-from agentenvs.core.errors import ActionError, InfraError
+from agentenvs.core.errors import InfraError
 from agentenvs.core.hacks import Hack
 from agentenvs.core.spaces import Unicode
 from agentenvs.core.task import Task
 from agentenvs.envs.web import checks, miniwob
-from agentenvs.envs.web.actions import PROMPT, SIGNATURES, Call, bind, parse_calls, tool_schemas
+from agentenvs.envs.web.actions import PROMPT, calls_of, tool_schemas
 from agentenvs.envs.web.browser import BrowserThread
+from agentenvs.envs.web.forks import SiteForks, fork_into
 from agentenvs.envs.web.hacks import WEB_HACKS, web_hacks
 from agentenvs.envs.web.lanes import Lanes
 from agentenvs.envs.web.plans import resolve_plan
@@ -102,8 +100,7 @@ class WebEnv(AgentEnv):
         self._utterance: str | None = None
         self._last_error = ""
         self._last_tree = ""
-        self._pending_fork: dict[str, str] = {}
-        self._fork_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._forks = SiteForks()
         self._proxy: SiteProxy | None = None
 
     @property
@@ -180,7 +177,7 @@ class WebEnv(AgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """``options={"fork": env.fork_sites()}`` starts the episode from another episode's site state."""
-        self._pending_fork = dict((options or {}).get("fork") or {})
+        self._forks.pending = dict((options or {}).get("fork") or {})
         return super().reset(seed=seed, options=options)
 
     def fork_sites(self) -> dict[str, str]:
@@ -192,38 +189,12 @@ class WebEnv(AgentEnv):
         """
         if self._task is None:
             raise RuntimeError("call reset() before fork_sites()")
-        return self.fork_into(self._fork_home())
-
-    def _fork_home(self) -> Path:
-        """Where this env keeps its forks on the host: they live until it closes."""
-        if self._fork_dir is None:
-            self._fork_dir = tempfile.TemporaryDirectory(prefix="agentenvs-web-fork-")
-        return Path(self._fork_dir.name)
-
-    def _fork_for(self, task: Task) -> dict[str, str]:
-        """The pending fork, checked against the task: a site it lacks, or a file gone, is the caller's error."""
-        sites = set(task.params.get("sites", []))
-        for name, path in self._pending_fork.items():
-            if name not in sites:
-                raise ValueError(f"the fork has a {name!r} database, but {task.full_id} has no such site")
-            if not Path(path).is_file():
-                raise ValueError(f"the fork's {name} database {path} is gone: a fork lives until its env closes")
-        return dict(self._pending_fork)
-
-    def fork_into(self, directory: Path) -> dict[str, str]:
-        """Back up each of the episode's site databases into ``directory``: site name -> file."""
-        assert self._task is not None
-        forked = {}
-        for name in self._task.params.get("sites", []):
-            dest = directory / f"{name}-{uuid.uuid4().hex}.sqlite"
-            self.site(name).fork_to(dest)
-            forked[name] = str(dest)
-        return forked
+        return fork_into((self.site(name) for name in self._task.params.get("sites", [])), self._forks.home())
 
     def _begin(self, task: Task, seed: int) -> StepOutcome:
         spec = task.params
         self._messages, self._infeasible, self._last_error, self._utterance = [], False, "", None
-        fork = self._fork_for(task)
+        fork = self._forks.for_task(task)
         self.proxy  # started before any context is made with it
         if spec["kind"] == "miniwob":
             url = f"{MINIWOB_ORIGIN}/miniwob/{spec['name']}.html"
@@ -296,14 +267,10 @@ class WebEnv(AgentEnv):
             raise InfraError("Chromium is gone")
         page: Page = self._call(lambda b: self._session.observe(self.screenshot))
         self._last_tree = page.tree
-        lines = [f"URL: {page.url}", "Open tabs:", page.tabs]
-        if self._last_error:
-            lines.append(f"Last action error: {self._last_error}")
-        lines += ["", page.tree]
         extras: dict[str, Any] = {"url": page.url, "tabs": page.tabs, "last_action_error": self._last_error}
         if self.screenshot:
-            extras["screenshot"] = _fit(page.screenshot, self.viewport)
-        return StepOutcome(text="\n".join(lines), extras=extras, terminated=terminated, info=info or {})
+            extras["screenshot"] = page.screenshot_at(self.viewport)
+        return StepOutcome(text=page.render(self._last_error), extras=extras, terminated=terminated, info=info or {})
 
     def _ensure_sites_alive(self) -> None:
         for name in self._task.params.get("sites", []) if self._task else []:
@@ -311,15 +278,8 @@ class WebEnv(AgentEnv):
             if proc is None or not proc.alive():
                 raise InfraError(f"the {name} site process is gone")
 
-    def _calls(self, action: ParsedAction) -> list[Call]:
-        if action.kind == "tool":
-            if action.name not in SIGNATURES:
-                raise ActionError(f"unknown tool {action.name!r}")
-            return [bind(action.name, [], dict(action.arguments))]
-        return parse_calls(action.text)
-
     def _act(self, action: ParsedAction) -> StepOutcome:
-        calls = self._calls(action)
+        calls = calls_of(action)
         self._last_error = ""
         terminated = False
         for call in calls:
@@ -351,12 +311,7 @@ class WebEnv(AgentEnv):
         return self._call(lambda b: self._session.page.evaluate(miniwob.STATE))
 
     def _context(self, final_action: ParsedAction | None = None) -> checks.Context:
-        answer = self._messages[-1] if self._messages and not self._infeasible else None
-        infeasible = self._infeasible
-        if final_action is not None and final_action.kind == "submit" and final_action.text:
-            answer = final_action.text
-        if final_action is not None and final_action.kind == "fail":
-            infeasible = True
+        answer, infeasible = checks.final_answer(self._messages, self._infeasible, final_action)
         url = self._call(lambda b: self._session.page.url) if self._session else ""
         ctx = checks.Context(sites=self._sites, answer=answer, infeasible=infeasible, url=url)
         if self._task is not None and self._task.params["kind"] == "miniwob":
@@ -368,16 +323,7 @@ class WebEnv(AgentEnv):
         target = url if url.startswith("http") else self.site_url(url)
         session = self._session
         assert session is not None
-
-        def read(browser: Any) -> str:
-            page = session.context.new_page()
-            try:
-                page.goto(target, wait_until="load")
-                return str(page.evaluate(f"() => {locator}") if locator else page.content())
-            finally:
-                page.close()
-
-        return self._call(read)
+        return self._call(lambda b: session.read_page(target, locator))
 
     def _check(self, task: Task) -> dict[str, bool]:
         if not task.config.checkpoints:
@@ -402,12 +348,7 @@ class WebEnv(AgentEnv):
         digest = hashlib.sha256()
         assert self._task is not None
         for name in self._task.params.get("sites", []):
-            site = self.site(name)
-            tables = [r[0] for r in site.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-            for table in tables:
-                if table != "sessions":
-                    rows = site.query(f'SELECT * FROM "{table}" ORDER BY rowid')
-                    digest.update(json.dumps([table, rows]).encode())
+            self.site(name).digest_rows(digest)
         if self._task.params["kind"] == "miniwob":
             digest.update(self._last_tree.encode())
         return digest.hexdigest()
@@ -429,22 +370,10 @@ class WebEnv(AgentEnv):
 
     def _release(self) -> None:
         self._lanes.release()
-        if self._fork_dir is not None:
-            self._fork_dir.cleanup()
-            self._fork_dir = None
+        self._forks.close()
         for proc in self._sites.values():
             proc.close()
         self._sites.clear()
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
-
-
-def _fit(image: np.ndarray | None, viewport: tuple[int, int]) -> np.ndarray:
-    """The screenshot at exactly the declared shape (a blank frame if the page gave none)."""
-    w, h = viewport
-    out = np.zeros((h, w, 3), dtype=np.uint8)
-    if image is not None:
-        hh, ww = min(h, image.shape[0]), min(w, image.shape[1])
-        out[:hh, :ww] = image[:hh, :ww]
-    return out

@@ -40,6 +40,23 @@ class Page:
     tabs: str
     screenshot: np.ndarray | None = None
 
+    def render(self, last_error: str) -> str:
+        """The observation's text: the URL, the tabs, the last action's error if any, then the tree."""
+        lines = [f"URL: {self.url}", "Open tabs:", self.tabs]
+        if last_error:
+            lines.append(f"Last action error: {last_error}")
+        lines += ["", self.tree]
+        return "\n".join(lines)
+
+    def screenshot_at(self, viewport: tuple[int, int]) -> np.ndarray:
+        """The screenshot at exactly the declared shape (a blank frame if the page gave none)."""
+        w, h = viewport
+        out = np.zeros((h, w, 3), dtype=np.uint8)
+        if self.screenshot is not None:
+            hh, ww = min(h, self.screenshot.shape[0]), min(w, self.screenshot.shape[1])
+            out[:hh, :ww] = self.screenshot[:hh, :ww]
+        return out
+
 
 @dataclass
 class Session:
@@ -228,6 +245,15 @@ class Session:
         return Page(
             url=page.url, title=title, tree=tree, tabs=tabs, screenshot=self._pixels(page) if screenshot else None
         )
+
+    def read_page(self, url: str, locator: str) -> str:
+        """A page's HTML (or a JS locator's value) in a fresh tab, so the agent's tabs stay as they are."""
+        page = self.context.new_page()
+        try:
+            page.goto(url, wait_until="load")
+            return str(page.evaluate(f"() => {locator}") if locator else page.content())
+        finally:
+            page.close()
 
     def cdp(self, page: Any) -> Any:
         """The tab's CDP session (made once per tab; a session prepared ahead makes its tab's early)."""

@@ -120,6 +120,14 @@ class SiteProcess:
     def query(self, sql: str, params: list[Any] | None = None) -> list[list[Any]]:
         return self.control("/query", {"sql": sql, "params": params or []})["rows"]
 
+    def digest_rows(self, digest: Any) -> None:
+        """Feed ``digest`` (a hashlib hash) the rows of every table but sessions, for the env's state hash."""
+        tables = [r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        for table in tables:
+            if table != "sessions":
+                rows = self.query(f'SELECT * FROM "{table}" ORDER BY rowid')
+                digest.update(json.dumps([table, rows]).encode())
+
     def close(self) -> None:
         if self.alive():
             self._proc.kill()
