@@ -36,8 +36,6 @@ from agentenvs.envs.web.session import BrowserActionError, Page, Session
 from agentenvs.envs.web.sites import session_cookie
 from agentenvs.envs.web.sites.process import SiteProcess
 
-#: Actions the env handles itself rather than the browser.
-MESSAGE_ACTIONS = ("send_msg_to_user", "report_infeasible")
 #: Where the MiniWoB++ pages are, as the agent sees it (the process's static server behind the proxy).
 MINIWOB_ORIGIN = public_origin("miniwob")
 #: BrowserGym's viewports: a MiniWoB++ page's (its 160 x 210 task area with the instruction) and a site's.
