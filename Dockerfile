@@ -23,6 +23,11 @@ RUN apt-get update \
 # builds of task images on these bases then reach PyPI and npm through a TLS-inspecting proxy.
 COPY .cache/host-ca-certificates.crt /usr/local/share/ca-certificates/agentenvs-host.crt
 RUN update-ca-certificates >/dev/null
+# A pip a task installs itself (`pip install --upgrade pip`) and uv carry their own CA roots: point them at
+# the system bundle, as Debian's pip is, so every image built on ours trusts what the host trusts.
+ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
+    UV_NATIVE_TLS=1 \
+    UV_SYSTEM_CERTS=1
 # An unprivileged user for tasks that run the agent as non-root; root stays the default.
 RUN useradd --create-home --uid 1000 --shell /bin/bash agent \
     && mkdir -p /app /logs /tests /opt/agentenvs \

@@ -166,8 +166,10 @@ class EgressGate:
         names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
         direct = ",".join(["localhost", "127.0.0.1", "0.0.0.0", "::1", *peers])
         # uv trusts only its own bundled roots unless told otherwise, so behind a TLS-inspecting proxy
-        # (whose CA our images trust) `uv run --with pytest` fails with UnknownIssuer where pip works
-        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct, "UV_NATIVE_TLS": "1"}
+        # (whose CA our images trust) `uv run --with pytest` fails with UnknownIssuer where pip works;
+        # uv 0.11 renamed the setting UV_SYSTEM_CERTS, and older ones read UV_NATIVE_TLS
+        certs = {"UV_NATIVE_TLS": "1", "UV_SYSTEM_CERTS": "1"}
+        return {**dict.fromkeys(names, url), "NO_PROXY": direct, "no_proxy": direct, **certs}
 
     def allowed(self, host: str) -> bool:
         return any(fnmatch.fnmatchcase(host.lower(), pattern.lower()) for pattern in self.allow)

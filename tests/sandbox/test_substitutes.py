@@ -40,13 +40,21 @@ def test_the_golang_stand_in_has_the_build_tools_the_official_image_has():
     assert {"golang-go", "make", "gcc", "g++", "libc6-dev", "pkg-config"} <= set(row.packages)
 
 
-@pytest.mark.parametrize("image", ["python:3.12.3-slim", "ubuntu:24.04", "debian:trixie", "buildpack-deps:bookworm"])
-def test_a_pip_or_uv_the_task_installs_trusts_the_system_certificates(image: str):
+@pytest.mark.docker
+@pytest.mark.parametrize("image", ["agentenvs/base:latest", "agentenvs/terminal:latest", "active-users stand-in"])
+def test_a_pip_or_uv_the_task_installs_trusts_what_the_host_trusts(docker_client: Any, image: str):
     # Power70/harbor-hell: `pip install --upgrade pip==24.0` then pip's own certifi refused the host's
-    # TLS-inspecting proxy ("self-signed certificate in certificate chain") where Debian's pip worked
-    row = find_substitute(image, table())
-    assert row.env["PIP_CERT"] == "/etc/ssl/certs/ca-certificates.crt" and row.env["UV_NATIVE_TLS"] == "1"
-    assert "ENV " in row.dockerfile() and "PIP_CERT=" in row.dockerfile()
+    # TLS-inspecting proxy ("self-signed certificate in certificate chain") where Debian's pip worked.
+    # Every image is built on our system stage, stand-ins and task images of our own included.
+    tag = task_image(load_task(TASK)) if image == "active-users stand-in" else image
+    env = dict(item.split("=", 1) for item in docker_client.api.inspect_image(tag)["Config"]["Env"])
+    assert env["UV_NATIVE_TLS"] == env["UV_SYSTEM_CERTS"] == "1"
+    bundle = docker_client.containers.run(tag, ["cat", env["PIP_CERT"]], remove=True, network_disabled=True).decode()
+    host = (Path(__file__).parents[2] / ".cache" / "host-ca-certificates.crt").read_text()
+    host_certs = [block for block in host.split("-----END CERTIFICATE-----") if "BEGIN CERTIFICATE" in block]
+    assert "BEGIN CERTIFICATE" in bundle and all(
+        block.split("-----BEGIN CERTIFICATE-----")[1] in bundle for block in host_certs
+    )
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def test_uv_is_told_to_trust_the_system_certificates_as_pip_does():
     with _sandbox("local") as sandbox:
         with EgressGate(sandbox.network_namespace(), ()) as gate:
             env = gate.env()
-    assert env["UV_NATIVE_TLS"] == "1"
+    assert env["UV_NATIVE_TLS"] == env["UV_SYSTEM_CERTS"] == "1"  # older uv reads the first, 0.11 on the second
     assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{gate.port}"
 
 
