@@ -115,7 +115,7 @@ def test_replies_without_a_usable_action_are_the_agents_spent_steps(tmp_path, ki
     note = run_dir.read_steps("toy/reach-1", 0)[1]["policy"]["note"]
     expected = {
         "garbage": "garbage" if kind == "openai" else "non-JSON",
-        "error-object": "garbage" if kind == "openai" else "an error instead of an action: ",
+        "error-object": "an error instead of " + ("a completion: " if kind == "openai" else "an action: "),
         "deep": "nests deeper than",
         "huge": "larger than 4194304 bytes",
         "gzip-bomb": "compressed (gzip)",

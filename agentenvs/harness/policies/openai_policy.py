@@ -14,7 +14,9 @@ observations and nothing else: no rewards, checks or progress.
 ``return_token_ids`` asks vLLM and SGLang servers for the prompt's and the
 completion's token ids and the sampled logprobs, and records them per step
 with the sampled message and the request's messages (``trace.py``);
-``record_messages`` records the messages alone.
+``record_messages`` records the messages alone. How the replies of servers
+other than OpenAI are read (ids, arguments, reasoning, errors in a 200):
+``chat_reply.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from agentenvs.harness.policies.base import (
     PolicyRequestError,
     StepInput,
 )
-from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module, usage_counts
+from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module
+from agentenvs.harness.policies.chat_reply import canonical_arguments, in_band_error, read_reply, usable_id
 from agentenvs.harness.policies.prompts import observation_text, plain_text_action, system_prompt
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
 from agentenvs.harness.policies.trace import REQUEST_FIELDS, request_delta, sampled_message, sampled_tokens
@@ -66,6 +69,10 @@ class Conversation:
     turns: list[list[dict[str, Any]]] = field(default_factory=list)
     pending_call_id: str | None = None
     dropped: int = 0
+    #: Tool calls taken so far: numbers the ids given to calls the server sent without one.
+    calls: int = 0
+    #: The model the episode's latest reply named (noted when it is not the one asked, once per change).
+    served: str | None = None
     #: The turns the latest request left out, and the latest request recorded in the trajectory.
     omitted: int = 0
     sent: list[dict[str, Any]] | None = None
@@ -223,36 +230,55 @@ class OpenAIPolicy(Policy):
         )
         response = reply
         if not isinstance(reply, Malformed):
-            reply = _read_reply(reply)
+            reply = read_reply(reply, self.model, convo.served)
         if isinstance(reply, Malformed):
             return Decision(action=NO_ACTION, note=f"malformed reply: {reply.reason}", retries=retries)
-        content, calls, usage = reply
+        content, calls, usage = reply.content, reply.calls, reply.usage
+        convo.served = reply.served or convo.served
         trace = self._trace(convo, messages, response)
+        notes = list(reply.notes)
         if not calls:
             convo.turns.append([{"role": "assistant", "content": content or ""}])
             command = plain_text_action(content or "")
-            note = "the model answered in plain text: taken as the action"
-            if not command:
-                note = "the model answered with neither a tool call nor text"
+            if command:
+                notes.insert(0, "the model answered in plain text: taken as the action")
+            elif reply.reasoning or (content or "").strip():
+                notes.insert(0, "the model answered with neither a tool call nor text (only reasoning)")
+            else:
+                notes.insert(0, "the model answered with neither a tool call nor text")
             return Decision(
-                action=command or NO_ACTION, usage=usage, message=content, note=note, retries=retries, trace=trace
+                action=command or NO_ACTION,
+                usage=usage,
+                message=reply.message(),
+                note="; ".join(notes),
+                retries=retries,
+                trace=trace,
             )
-        call_id, name, arguments = calls[0]
+        raw_id, name, arguments = calls[0]
+        convo.calls += 1
+        call_id = usable_id(raw_id, convo.calls)
+        history_call = {"name": name, "arguments": canonical_arguments(arguments)}
         convo.turns.append(
             [
                 {
                     "role": "assistant",
                     "content": content,
-                    "tool_calls": [
-                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-                    ],
+                    "tool_calls": [{"id": call_id, "type": "function", "function": history_call}],
                 }
             ]
         )
         convo.pending_call_id = call_id
-        note = f"ignored {len(calls) - 1} extra tool calls (one action per step)" if len(calls) > 1 else None
+        if len(calls) > 1:
+            notes.insert(0, f"ignored {len(calls) - 1} extra tool calls (one action per step)")
         action = {"name": name, "arguments": arguments}
-        return Decision(action=action, usage=usage, message=content, note=note, retries=retries, trace=trace)
+        return Decision(
+            action=action,
+            usage=usage,
+            message=reply.message(),
+            note="; ".join(notes) or None,
+            retries=retries,
+            trace=trace,
+        )
 
     def _trace(self, convo: Conversation, messages: list[dict[str, Any]], response: Any) -> dict[str, Any] | None:
         """What the step records for training: token ids and logprobs, the sampled message, the request."""
@@ -270,13 +296,17 @@ class OpenAIPolicy(Policy):
         extra_body = {**REQUEST_FIELDS, **self.extra_body} if self.return_token_ids else self.extra_body
         sampling = {**self.sampling, "logprobs": True} if self.return_token_ids else self.sampling
         try:
-            return await self._client.chat.completions.create(
+            completion = await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
                 extra_body=extra_body or None,
                 **sampling,
             )
+            error = in_band_error(completion)
+            if isinstance(error, Transient):
+                raise error
+            return error or completion
         except openai.RateLimitError as exc:
             raise Transient(f"429 rate limited: {exc.message}", _retry_after(exc.response)) from None
         except openai.InternalServerError as exc:
@@ -295,24 +325,6 @@ class OpenAIPolicy(Policy):
             return Malformed(str(exc))
         except (openai.APIResponseValidationError, ValueError, TypeError) as exc:
             return Malformed(f"the server answered garbage: {str(exc)[:300]}")
-
-
-#: One tool call as the conversation keeps it: (id, function name, arguments as the model wrote them).
-ToolCall = tuple[str, str, Any]
-
-
-def _read_reply(response: Any) -> tuple[str | None, list[ToolCall], dict[str, int] | None] | Malformed:
-    """``(content, tool calls, usage)`` of a completion, or why it is not one."""
-    try:
-        message = response.choices[0].message
-        content = message.content if isinstance(message.content, str) and message.content else None
-        calls = [(c.id, c.function.name, c.function.arguments or "") for c in message.tool_calls or []]
-        usage = response.usage.model_dump() if response.usage is not None else None
-    except (AttributeError, IndexError, KeyError, TypeError) as exc:
-        return Malformed(f"the server answered garbage ({type(exc).__name__}): {str(response)[:200]}")
-    if not all(isinstance(i, str) and isinstance(n, str) and n for i, n, _ in calls):
-        return Malformed(f"the server answered tool calls without an id or a name: {str(response)[:200]}")
-    return content, calls, usage_counts(usage)
 
 
 def _retry_after(response: Any) -> float | None:
