@@ -110,26 +110,37 @@ def load(task_id: str) -> Task:
 
 
 def _textworld_task(task_id: str, family: str, difficulty: str, seed: int) -> Task:
-    """A TextWorld game (generated on first reset, with the textworld extra); its quest scores one point."""
-    challenge, levels = CHALLENGES[family]
-    level = levels[DIFFICULTIES.index(difficulty)]
-    params = {"family": family, "difficulty": difficulty, "seed": seed, "challenge": challenge, "level": level}
+    """A TextWorld game (generated on first reset, with the textworld extra); each point of its score is a check."""
+    challenge = CHALLENGES[family]
+    index = DIFFICULTIES.index(difficulty)
+    split = split_of(seed)
+    params = {
+        "family": family,
+        "difficulty": difficulty,
+        "seed": seed,
+        "challenge": challenge.command,
+        "tw_make": challenge.arguments(index, split),
+    }
     config = TaskConfig(
         id=task_id,
         family="textgame",
-        split=split_of(seed),  # type: ignore[arg-type]
+        split=split,  # type: ignore[arg-type]
         difficulty=difficulty,  # type: ignore[arg-type]
         tags=[family, "textworld"],
-        limits=LimitsSection(max_steps=100 + 10 * level),
+        limits=LimitsSection(max_steps=challenge.max_steps[index]),
         checkpoints=[
             Checkpoint(
-                name="score-1", check="textgame.subgoal", args={"id": "score-1"}, description="Score the quest's point"
+                name="score-1",
+                check="textgame.subgoal",
+                args={"id": "score-1"},
+                description="Score the game's first point",
             )
         ],
         textgame=params,
     )
     instruction = (
-        f"A TextWorld {challenge} game (level {level}). The game's first message states the goal.\n\n{HOW_TO_ACT}"
+        f"A TextWorld {challenge.command} game ({challenge.described[index]}). The game's first message states "
+        f"the goal, where it gives one.\n\n{HOW_TO_ACT}"
     )
     return Task(id=task_id, family="textgame", instruction=instruction, config=config, params=params)
 

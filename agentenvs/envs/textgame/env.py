@@ -7,8 +7,8 @@ observation stays in our ``Unicode`` space and works with check_env and
 ``moves``, ``admissible`` (whether the command was in the list),
 ``distance`` (length of the solver's plan from here, -1 once the game can
 no longer be won) and ``distance_delta`` (+1 closer, 0, -1 farther).
-TextWorld games (ids ``twcoin-*``, ``twtreasure-*``) run through the same
-env; see ``textworld_adapter``.
+TextWorld games (ids ``twcoin-*``, ``twtreasure-*``, ``twcooking-*``,
+``twsimple-*``) run through the same env; see ``textworld_adapter``.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class TextGameEnv(AgentEnv):
         if game is None:
             params = task.params
             if params["family"] in CHALLENGES:
-                game = TextWorldGame(make_game(params["challenge"], int(params["level"]), int(params["seed"])))
+                game = TextWorldGame(make_game(list(params["tw_make"]), int(params["seed"])))
             else:
                 game = Game(make_rules(params["family"], params["difficulty"], int(params["seed"])))
             self._games[task.id] = game
