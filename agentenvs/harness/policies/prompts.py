@@ -40,7 +40,7 @@ GENERIC = (
 _FENCED = re.compile(r"\A```[\w+-]*[ \t]*\n(.*?)\n?```\Z", re.DOTALL)
 #: A reasoning model's thinking at the start of its text, when no reasoning parser took it out: a
 #: ``<think>`` block, or text up to ``</think>`` (when the chat template put ``<think>`` in the prompt).
-_THOUGHT = re.compile(r"\A\s*(?:<think>(?:(?!</think>).)*(?:</think>|\Z)|(?:(?!<think>).)*?</think>)", re.DOTALL)
+_THOUGHT = re.compile(r"\A(?:<think>(?:(?!</think>).)*(?:</think>|\Z)|(?:(?!<think>).)*?</think>)", re.DOTALL)
 
 
 def system_prompt(family: str, prompt_description: str) -> str:
@@ -57,7 +57,8 @@ def plain_text_action(content: str) -> str:
     itself, or the inside of the one fenced code block it consists of; ``""`` if there is none. Thinking
     before it (``<think>...</think>``, from a model served without a reasoning parser) is not the action;
     an unclosed ``<think>`` (cut off at ``max_tokens``) leaves none."""
-    stripped = _THOUGHT.sub("", content, count=1).strip()
+    # lstrip first: a leading \s* in the pattern backtracks quadratically over a reply of blank space.
+    stripped = _THOUGHT.sub("", content.lstrip(), count=1).strip()
     fenced = _FENCED.match(stripped)
     return fenced.group(1).strip() if fenced else stripped
 
