@@ -31,10 +31,13 @@ from typing import Literal
 from agentenvs.core.errors import SandboxError
 from agentenvs.core.task import Task
 
-#: The package registries a verifier may reach when its task allows network (Debian, PyPI, npm, Go, crates).
+#: The package registries a verifier may reach when its task allows network (Debian, Ubuntu, PyPI, npm,
+#: Go, crates).
 REGISTRIES = (
     "deb.debian.org",
     "security.debian.org",
+    "archive.ubuntu.com",
+    "security.ubuntu.com",
     "pypi.org",
     "files.pythonhosted.org",
     "registry.npmjs.org",
@@ -43,6 +46,18 @@ REGISTRIES = (
     "index.crates.io",
     "static.crates.io",
 )
+#: Where Harbor's standard verifier (Terminal-Bench 2's test.sh) gets its test runner: uv's installer from
+#: astral.sh, uv itself and the Python of ``uvx -p 3.13`` from Astral's mirror or GitHub's releases.
+TOOL_HOSTS = (
+    "astral.sh",
+    "releases.astral.sh",
+    "github.com",
+    "objects.githubusercontent.com",
+    "release-assets.githubusercontent.com",
+)
+#: What a verifier may reach when its task says nothing of the network, or allows it (our stand-in for
+#: Harbor's open network; the agent's processes are gone by then).
+DEFAULT_ALLOW = REGISTRIES + TOOL_HOSTS
 CLONE_NEWNET = 0x40000000
 _HEAD_LIMIT = 16 * 1024
 _IDLE_SEC = 60.0
@@ -312,7 +327,7 @@ _TEXT_LIMIT = 1 << 20
 
 def verifier_allow_list(task: Task) -> tuple[str, ...]:
     """Where a task's verifier may go: nowhere if the task says no network (for the verifier or the
-    whole environment), its ``allowed_hosts`` if it gives a list, else the package registries (Harbor's
+    whole environment), its ``allowed_hosts`` if it gives a list, else ``DEFAULT_ALLOW`` (Harbor's
     default allows the network; the agent's processes are gone by then)."""
     cfg = task.config
     env = cfg.environment
@@ -324,7 +339,7 @@ def verifier_allow_list(task: Task) -> tuple[str, ...]:
         return tuple(cfg.verifier.allowed_hosts)
     if mode is None and env.requested_mode() == "allowlist":
         return tuple(env.allowed_hosts)
-    return REGISTRIES
+    return DEFAULT_ALLOW
 
 
 def _tests_text(folders: Iterable[Path]) -> str:

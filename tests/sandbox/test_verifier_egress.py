@@ -2,8 +2,8 @@
 honest environment error when a verifier needs a host it cannot have.
 
 ``standin_tasks/active-users``'s test.sh installs pytest with pip at
-verification time, as Harbor tasks do; ``standin_tasks/uv-checker``'s fetches
-an installer from astral.sh, which is no package registry.
+verification time, as Harbor tasks do; ``standin_tasks/remote-checker``'s fetches
+an installer from a host on no list of ours.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from agentenvs.cli import app
 from agentenvs.core import load_task
 from agentenvs.sandbox.base import SandboxSpec
-from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts, verifier_allow_list
+from agentenvs.sandbox.egress import DEFAULT_ALLOW, REGISTRIES, EgressGate, lacking_hosts, verifier_allow_list
 from agentenvs.validate import validate_tasks
 
 TASKS = Path(__file__).parent / "standin_tasks"
@@ -107,6 +107,26 @@ def test_the_gate_lets_through_only_the_list_and_never_the_hosts_loopback(backen
         assert _fetch(sandbox, "https://pypi.org/simple/six/", env).startswith("failed")  # gone with the gate
 
 
+def test_harbors_standard_verifier_may_fetch_its_test_runner():
+    # Terminal-Bench 2's test.sh: `curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh`, then
+    # `uvx -p 3.13 -w pytest ...`; the installer, uv and that Python come from astral.sh, Astral's mirror or
+    # GitHub's releases. Our list refused them on every machine, so those tasks could never pass here.
+    # Whether they answer is the machine's business (this one resolves none of them): never refused.
+    urls = (
+        "https://astral.sh/uv/0.9.5/install.sh",
+        "https://releases.astral.sh/github/uv/releases/download/0.9.5/uv-x86_64-unknown-linux-gnu.tar.gz",
+        "https://github.com/astral-sh/python-build-standalone/releases/download/",
+        "https://release-assets.githubusercontent.com/",
+    )
+    with _sandbox("local") as sandbox:
+        with EgressGate(sandbox.network_namespace(), DEFAULT_ALLOW) as gate:
+            for url in urls:
+                _fetch(sandbox, url, gate.env())
+    seen = {attempt.host: attempt.outcome for attempt in gate.attempts}
+    assert set(seen) == {"astral.sh", "releases.astral.sh", "github.com", "release-assets.githubusercontent.com"}
+    assert set(seen.values()) <= {"allowed", "unreachable"}, seen
+
+
 def test_uv_is_told_to_trust_the_system_certificates_as_pip_does():
     # found on Dhruvpatel2684/metrics-aggregation-repair: `uv run --with pytest` in test.sh failed with
     # "invalid peer certificate: UnknownIssuer" behind this machine's TLS-inspecting proxy
@@ -158,7 +178,9 @@ def test_what_a_verifier_may_reach_follows_the_tasks_network_settings(tmp_path: 
         (folder / "instruction.md").write_text("x\n")
         return load_task(folder)
 
-    assert verifier_allow_list(task("")) == REGISTRIES
+    default = verifier_allow_list(task(""))
+    assert default == verifier_allow_list(task("[environment]\nallow_internet = true\n")) == DEFAULT_ALLOW
+    assert set(REGISTRIES) < set(default) and {"astral.sh", "github.com"} < set(default)
     assert verifier_allow_list(task("[environment]\nallow_internet = false\n")) == ()
     assert verifier_allow_list(task('[verifier]\nnetwork_mode = "no-network"\n')) == ()
     assert verifier_allow_list(task('[verifier]\nallowed_hosts = ["example.org"]\n')) == ("example.org",)
@@ -166,10 +188,11 @@ def test_what_a_verifier_may_reach_follows_the_tasks_network_settings(tmp_path: 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_a_verifier_that_needs_an_unreachable_host_is_an_environment_error(backend: str):
-    (result,) = validate_tasks([load_task(TASKS / "uv-checker")], env_kwargs={"backend": backend})
+    (result,) = validate_tasks([load_task(TASKS / "remote-checker")], env_kwargs={"backend": backend})
     for variant, check in result.episodes.items():
         assert check.score is None, (variant, check)
-        assert "needs network: astral.sh" in check.detail and "not on the verifier's allow-list" in check.detail
+        assert "needs network: tools.example.org" in check.detail
+        assert "not on the verifier's allow-list" in check.detail
 
 
 @pytest.mark.docker
@@ -186,10 +209,10 @@ def test_a_run_counts_a_verifier_without_its_host_apart(docker_client: Any, tmp_
     out = tmp_path / "run"
     shown = CliRunner().invoke(
         app,
-        ["run", str(TASKS / "uv-checker"), "--policy", "oracle", "--backend", "docker", "--out", str(out)],
+        ["run", str(TASKS / "remote-checker"), "--policy", "oracle", "--backend", "docker", "--out", str(out)],
         env={**os.environ, "COLUMNS": "200"},
     )
     assert shown.exit_code in (0, 1), shown.output
     (episode,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert episode["status"] == "infra" and episode["attempts"] == 1
-    assert "needs network: astral.sh (1)" in json.loads((out / "summary.json").read_text())["headline"]
+    assert "needs network: tools.example.org (1)" in json.loads((out / "summary.json").read_text())["headline"]

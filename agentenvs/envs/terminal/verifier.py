@@ -20,7 +20,7 @@ from agentenvs.core.task import Task
 from agentenvs.sandbox.agent_state import verifier_env
 from agentenvs.sandbox.base import Sandbox
 from agentenvs.sandbox.checks import EVALUATORS_ENV
-from agentenvs.sandbox.egress import REGISTRIES, EgressGate, lacking_hosts
+from agentenvs.sandbox.egress import DEFAULT_ALLOW, EgressGate, lacking_hosts
 from agentenvs.sandbox.images import substitution_warnings
 from agentenvs.sandbox.package_pins import OTHER_INDEX_ENV, image_python, unavailable, verifier_pins
 
@@ -137,8 +137,8 @@ def machine_lacks(gate: EgressGate, tests: Sequence[Path], task: Task, *, image:
     nothing says so): a host its task's files name that it could not reach, or a package version those
     files pin that the index lacks (or has only for a newer Python than a stand-in base image's: the
     real base would have had it). All of it is read from outside the sandbox."""
-    # the registries are our stand-in for Harbor's open network; any other list is the task's own
-    hosts = lacking_hosts(gate, tests, task_restricts=gate.allow != REGISTRIES)
+    # the default list is our stand-in for Harbor's open network; any other list is the task's own
+    hosts = lacking_hosts(gate, tests, task_restricts=gate.allow != DEFAULT_ALLOW)
     if hosts:
         why = "; ".join(f"{host} {reason}" for host, reason in hosts.items())
         return f"needs network: {', '.join(hosts)}. The verifier asked for it and did not get it ({why})"
