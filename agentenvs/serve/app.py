@@ -24,8 +24,11 @@ from pydantic import ValidationError
 from agentenvs.core.errors import NoTaskChosenError, TaskNotFoundError
 from agentenvs.serve.codec import Attachments, CodecError, ImageFormat, decode_value, dumps, encode_value, loads
 from agentenvs.serve.protocol import (
+    OPS,
     SESSION_OPS,
+    CloseReply,
     ErrorReply,
+    HealthReply,
     MakeRequest,
     ResetRequest,
     RestoreRequest,
@@ -45,11 +48,14 @@ if TYPE_CHECKING:
 MAX_REQUEST = 64 << 20
 _SESSION_PATH = re.compile(r"^/v1/sessions/([^/]+)(?:/([^/]+))?$")
 _UNAUTHORIZED = "missing or wrong token: send 'Authorization: Bearer <token>'"
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")
 
 
 def _status(exc: Exception) -> int:
     if isinstance(exc, ServeError):
         return exc.status
+    if isinstance(exc, RecursionError):  # JSON (or an action) nested past what the parser or decoder takes
+        return 400
     if isinstance(exc, (ValidationError, CodecError)):
         return 422
     if isinstance(exc, TaskNotFoundError):
@@ -65,6 +71,8 @@ def error_reply(exc: Exception) -> ErrorReply:
     if isinstance(exc, ValidationError):
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
         message = f"malformed request: {problems}"
+    elif isinstance(exc, RecursionError):
+        message = f"the request is nested too deeply: {exc}"
     else:
         message = str(exc) or type(exc).__name__
     return ErrorReply(status=_status(exc), error=message, type=type(exc).__name__)
@@ -100,7 +108,7 @@ class Dispatcher:
         if op == "attach":
             return manager.attach(session, owner).info().model_dump()
         if op == "close":
-            return {"closed": manager.close(session.id)}
+            return CloseReply(closed=manager.close(session.id)).model_dump()
         if op == "fork":
             return (manager.fork(session, owner)).info().model_dump()
         if op == "reset":
@@ -151,7 +159,10 @@ def ws_reply(dispatch: Dispatcher, message: str | bytes, owner: str) -> tuple[di
             raise ServeError(400, "send each request as a JSON text frame")
         data = loads(message)
         if isinstance(data, dict):
-            request_id = data.get("id") if isinstance(data.get("id"), (int, str)) else None
+            request_id = data.get("id") if type(data.get("id")) in (int, str) else None  # not a bool
+            op = data.get("op")
+            if isinstance(op, str) and op not in OPS:
+                raise ServeError(404, f"unknown operation {op!r}: one of {', '.join(sorted(OPS))}")
         if plain_step(data):  # the hot path: the fields pydantic would pass as they are, checked by hand
             result = dispatch.step(dispatch.manager.get(data["session"]), data["action"], owner, frames)
         else:
@@ -174,14 +185,76 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server: EnvServer
-    #: An idle HTTP connection is dropped after this many seconds (a WebSocket waits ``idle_timeout``).
+    #: A connection that has sent the token may idle this many seconds between requests (a WebSocket
+    #: waits ``idle_timeout``); one that has not must send a whole head within ``head_timeout``.
     timeout = 120
+    #: A request line that cannot be parsed is answered with a status line, never as HTTP/0.9 (a bare body).
+    default_request_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        self._trusted = False  # whether this connection has sent the token
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         """Quiet: the server logs nothing per request."""
 
+    def handle_one_request(self) -> None:
+        """One request, its head bounded in time: ``head_timeout`` seconds from its first byte (from the
+        start of the wait, on a connection that has not sent the token yet), so a client that trickles
+        its head a byte at a time (slowloris) cannot hold a connection for long."""
+        server, connection = self.server, self.connection
+        if self._trusted:
+            try:
+                if not self.rfile.peek(1):
+                    self.close_connection = True
+                    return
+            except OSError:  # a timeout, or the connection ended
+                self.close_connection = True
+                return
+        # What an error reply needs before the request line is parsed (if it never is).
+        self.command, self.request_version, self.requestline = None, self.default_request_version, ""
+        server.set_deadline(connection, server.head_timeout)
+        try:
+            super().handle_one_request()
+        finally:
+            server.clear_deadline(connection)
+
+    def parse_request(self) -> bool:
+        if self.server.is_late(self.connection):
+            return self._too_slow()
+        if len(self.raw_requestline.split()) != 3:
+            self.requestline = self.raw_requestline.decode("latin-1").rstrip("\r\n")
+            self.send_error(400, "a request line is '<METHOD> <path> HTTP/1.1'")
+            return False
+        parsed = super().parse_request()
+        if self.server.clear_deadline(self.connection) and parsed:
+            return self._too_slow()
+        return parsed
+
+    def _too_slow(self) -> bool:
+        self.send_error(408, f"the request did not arrive within {self.server.head_timeout:g} s")
+        return False
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The errors the base class answers itself (a garbled request line, a header too long, an
+        unknown method) as JSON too, like every other error; the connection is closed after."""
+        self.close_connection = True
+        reply = ErrorReply(status=code, error=message or self.responses.get(code, ("error",))[0], type="HTTPError")
+        body = dumps(reply.model_dump()).encode()
+        self.send_response(code)
+        self.send_header("Connection", "close")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def _route(self) -> None:
         method, path = self.command, self.path.split("?", 1)[0]
+        if method not in ("GET", "POST", "DELETE"):
+            self.close_connection = True  # a body it may have had is not read
+            self.send_error(405, f"{method} is not served: GET, POST or DELETE (see docs/serve.md)")
+            return
         if (method, path) == ("GET", "/v1/ws"):
             self._websocket()
             return
@@ -194,7 +267,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif (method, path) == ("GET", "/v1/health"):
             if self._authorized():
                 manager = self.server.manager
-                self._json(200, {"ok": True, "live": manager.live, "max_sessions": manager.max_sessions})
+                health = HealthReply(ok=True, live=manager.live, max_sessions=manager.max_sessions)
+                self._json(200, health.model_dump())
         elif (method, path) == ("POST", "/v1/sessions"):
             self._operate("make", None, body)
         elif match and match[2] is None and method in ("GET", "DELETE"):
@@ -207,13 +281,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         else:
             self._error(ServeError(404, f"no route {method} {path}: see GET /v1/schema and docs/serve.md"))
 
-    do_GET = do_POST = do_DELETE = _route
+    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _route
 
     def _operate(self, op: str, session: str | None, body: bytes) -> None:
         if not self._authorized():
             return
         try:
-            fields = json.loads(body) if body.strip() else {}
+            fields = loads(body) if body.strip() else {}
             if not isinstance(fields, dict):
                 raise ServeError(400, "the request body must be a JSON object")
             if session is not None:
@@ -232,18 +306,30 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._error(ServeError(411, "send the body with a Content-Length, not chunked"))
             return None
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if not 0 <= length <= MAX_REQUEST:
+        given = {value.strip() for value in self.headers.get_all("Content-Length") or []}
+        if len(given) > 1 or not all(_CONTENT_LENGTH.fullmatch(value) for value in given):
+            self.close_connection = True
+            self._error(ServeError(400, f"Content-Length must be one non-negative integer, not {sorted(given)}"))
+            return None
+        length = int(given.pop()) if given else 0
+        if length > MAX_REQUEST:
             self.close_connection = True
             self._error(ServeError(413, f"a request body must have a Content-Length of at most {MAX_REQUEST} bytes"))
             return None
-        return self.rfile.read(length)
+        if not length:
+            return b""
+        server, connection = self.server, self.connection
+        server.set_deadline(connection, server.head_timeout + length / server.body_rate)
+        body = self.rfile.read(length)
+        if server.clear_deadline(connection) or len(body) < length:
+            self.close_connection = True
+            self._error(ServeError(408, f"the body ended or stalled before its Content-Length of {length} bytes"))
+            return None
+        return body
 
     def _authorized(self) -> bool:
         if authorized(self.headers.get("Authorization"), self.server.token):
+            self._trusted = True
             return True
         self._error(ServeError(401, _UNAUTHORIZED))
         return False
@@ -260,7 +346,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def _websocket(self) -> None:
         """Upgrade, then answer messages on this thread until the client goes or idles past the timeout."""

@@ -24,6 +24,9 @@ from agentenvs.core.spaces import Unicode
 from agentenvs.harness.observation import encode_png, is_image
 
 ImageFormat = Literal["png", "jpeg"]
+#: The most bytes one decoded ``$array`` or ``$image`` may take: a short message must not make the server
+#: allocate gigabytes (a ``"U100000000"`` dtype, a PNG of a hundred million pixels).
+MAX_DECODED = 256 << 20
 
 
 class CodecError(ValueError):
@@ -206,13 +209,16 @@ def _decode_image(image: dict[str, Any], attachments: Attachments | None) -> np.
     from PIL import Image
 
     if "data" in image:
-        data = base64.b64decode(image["data"])
+        data = base64.b64decode(image["data"], validate=True)
     else:
         frame = image.get("frame")
         if attachments is None or not isinstance(frame, int) or not 0 <= frame < len(attachments.frames):
             raise CodecError(f"image frame {frame!r} is missing from the message")
         data = attachments.frames[frame]
-    array = np.asarray(Image.open(io.BytesIO(data)))
+    opened = Image.open(io.BytesIO(data))  # reads the header only: the size is known before the pixels
+    if opened.width * opened.height * 4 > MAX_DECODED:
+        raise CodecError(f"an image of {opened.width}x{opened.height} pixels is over {MAX_DECODED} bytes")
+    array = np.asarray(opened)
     shape = tuple(image.get("shape") or array.shape)
     if array.shape != shape:
         if len(shape) == 3 and array.ndim == 3 and shape[2] == 3:
@@ -230,12 +236,24 @@ def decode_value(value: Any, attachments: Attachments | None = None) -> Any:
         return value
     if len(value) == 1:
         key, inner = next(iter(value.items()))
-        if key == "$image":
-            return _decode_image(inner, attachments)
-        if key == "$array":
-            return np.asarray(inner["data"], dtype=np.dtype(inner["dtype"])).reshape(inner["shape"])
-        if key == "$float":
-            return float(inner)
-        if key == "$bytes":
-            return base64.b64decode(inner)
+        if key in ("$image", "$array", "$float", "$bytes"):
+            try:
+                return _decode_marker(key, inner, attachments)
+            except CodecError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever the bytes make PIL or numpy raise
+                raise CodecError(f"a malformed {key} value: {type(exc).__name__}: {exc}") from exc
     return {k: decode_value(v, attachments) for k, v in value.items()}
+
+
+def _decode_marker(key: str, inner: Any, attachments: Attachments | None) -> Any:
+    if key == "$image":
+        return _decode_image(inner, attachments)
+    if key == "$array":
+        dtype, shape = np.dtype(inner["dtype"]), [int(n) for n in inner["shape"]]
+        if dtype.itemsize * math.prod(max(n, 1) for n in shape) > MAX_DECODED:
+            raise CodecError(f"an array of {shape} {dtype} is over {MAX_DECODED} bytes")
+        return np.asarray(inner["data"], dtype=dtype).reshape(shape)
+    if key == "$float":
+        return float(inner)
+    return base64.b64decode(inner, validate=True)

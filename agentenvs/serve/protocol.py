@@ -12,10 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
 
 PROTOCOL_VERSION = 1
 Op = Literal["make", "attach", "reset", "step", "snapshot", "restore", "fork", "close", "describe"]
+#: Every operation a WebSocket message may name.
+OPS: frozenset[str] = frozenset(Op.__args__)
+#: A request's ``id``: an integer or a string (a JSON ``true`` is neither), echoed in the reply.
+RequestId = StrictInt | StrictStr | None
 #: Operations that act on an existing session (all but ``make``).
 SESSION_OPS: frozenset[str] = frozenset({"attach", "reset", "step", "snapshot", "restore", "fork", "close", "describe"})
 
@@ -52,7 +56,7 @@ class RestoreRequest(_Strict):
 class WsRequest(_Strict):
     """One WebSocket message: ``op`` and that operation's fields; ``id`` is echoed in the reply."""
 
-    id: int | str | None = None
+    id: RequestId = None
     op: Op
     session: str | None = Field(None, description="the session acted on (every op but make)")
     env: str | None = None
@@ -119,8 +123,22 @@ class ErrorReply(BaseModel):
     type: str = Field(description="the exception's class name on the server")
 
 
+class CloseReply(BaseModel):
+    """What ``close`` (``DELETE /v1/sessions/{id}``) answers."""
+
+    closed: bool
+
+
+class HealthReply(BaseModel):
+    """What ``GET /v1/health`` answers."""
+
+    ok: bool
+    live: int = Field(description="live sessions")
+    max_sessions: int
+
+
 class WsReply(BaseModel):
-    id: int | str | None = None
+    id: RequestId = None
     ok: bool
     result: Any = None
     error: ErrorReply | None = None
@@ -143,14 +161,25 @@ def json_schema() -> dict[str, Any]:
         "ResetReply": ResetReply,
         "StepReply": StepReply,
         "SnapshotReply": SnapshotReply,
+        "CloseReply": CloseReply,
+        "HealthReply": HealthReply,
         "ErrorReply": ErrorReply,
         "WsReply": WsReply,
     }
+    definitions: dict[str, Any] = {}
+    for name, model in models.items():
+        # A model's own "$defs" (WsReply's ErrorReply) joins the top level, where its "$ref" points:
+        # nested, "#/$defs/ErrorReply" resolved against the whole document and found nothing.
+        schema = TypeAdapter(model).json_schema(ref_template="#/definitions/{model}")
+        for inner, definition in schema.pop("$defs", {}).items():
+            if definitions.setdefault(inner, definition) != definition:
+                raise ValueError(f"two different schemas named {inner}")
+        definitions[name] = schema
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agentenvs env server protocol",
         "version": PROTOCOL_VERSION,
-        "definitions": {name: TypeAdapter(model).json_schema() for name, model in models.items()},
+        "definitions": definitions,
     }
 
 

@@ -57,6 +57,11 @@ def valid_key(key: str) -> bool:
         return False
 
 
+def _sendable(code: int) -> bool:
+    """Whether a close frame may carry ``code`` (RFC 6455 7.4: 1005, 1006 and 1015 never travel)."""
+    return code in (1000, 1001, 1002, 1003) or 1007 <= code <= 1014 or 3000 <= code <= 4999
+
+
 def _masked(data: bytes, key: bytes) -> bytes:
     """``data`` XOR the repeated 4-byte ``key``, as one big-integer operation (fast in CPython)."""
     n = len(data)
@@ -101,7 +106,7 @@ class WebSocket:
             self._timeout = timeout
         opcode, parts, size = 0, [], 0
         while True:
-            fin, frame_op, payload = self._read_frame()
+            fin, frame_op, payload = self._read_frame(size)
             if frame_op >= CLOSE:
                 self._on_control(frame_op, payload)
                 continue
@@ -113,8 +118,6 @@ class WebSocket:
             else:
                 opcode = frame_op
             size += len(payload)
-            if self._max_size is not None and size > self._max_size:
-                raise self._fail(1009, f"a message over {self._max_size} bytes")
             parts.append(payload)
             if fin:
                 break
@@ -144,8 +147,15 @@ class WebSocket:
         if opcode == PING:
             self._send_frame(PONG, payload)
         elif opcode == CLOSE:
-            code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
-            reason = payload[2:].decode(errors="replace")
+            if len(payload) == 1:
+                raise self._fail(1002, "a close frame's code is two bytes")
+            code = struct.unpack("!H", payload[:2])[0] if payload else 1005
+            if payload and not _sendable(code):
+                raise self._fail(1002, f"close code {code} may not be sent")
+            try:
+                reason = payload[2:].decode()
+            except UnicodeDecodeError:
+                raise self._fail(1007, "a close reason that is not UTF-8") from None
             self.close(1000 if code == 1005 else code)
             raise WebSocketClosed(code, reason)
         elif opcode != PONG:
@@ -157,7 +167,8 @@ class WebSocket:
             raise WebSocketClosed(1006, "the connection ended")
         return data
 
-    def _read_frame(self) -> tuple[bool, int, bytes]:
+    def _read_frame(self, before: int = 0) -> tuple[bool, int, bytes]:
+        """The next frame; ``before``: the bytes of the message it continues, which count to ``max_size``."""
         first, second = self._read_exact(2)
         fin, opcode, masked, length = bool(first & 0x80), first & 0x0F, bool(second & 0x80), second & 0x7F
         if first & 0x70:
@@ -172,8 +183,10 @@ class WebSocket:
             length = struct.unpack("!H", self._read_exact(2))[0]
         elif length == 127:
             length = struct.unpack("!Q", self._read_exact(8))[0]
-        if self._max_size is not None and length > self._max_size:
-            raise self._fail(1009, f"a frame over {self._max_size} bytes")
+        if opcode >= CLOSE:
+            before = 0  # a control frame amid a message is not part of it
+        if self._max_size is not None and before + length > self._max_size:  # refused before it is read
+            raise self._fail(1009, f"a message over {self._max_size} bytes")
         key = self._read_exact(4) if masked else b""
         payload = self._read_exact(length) if length else b""
         return fin, opcode, _masked(payload, key) if masked else payload

@@ -175,7 +175,7 @@ def test_websocket_errors_keep_the_connection_and_the_session(server):
         assert json.loads(ws.recv(timeout=30))["error"]["status"] == 400
         ws.send(json.dumps({"id": 7, "op": "teleport"}))
         reply = json.loads(ws.recv(timeout=30))
-        assert reply["id"] == 7 and reply["error"]["status"] == 422
+        assert reply["id"] == 7 and reply["error"]["status"] == 404  # as over HTTP (docs/serve.md)
         ws.send(json.dumps({"id": 8, "op": "make", "env": TEXT_TASK}))
         session = json.loads(ws.recv(timeout=60))["result"]["session"]
         ws.send(json.dumps({"id": 9, "op": "step", "session": session, "action": "look"}))
