@@ -20,22 +20,7 @@ from gymnasium import spaces
 
 import agentenvs
 from agentenvs.serve import BackgroundServer
-from tests.serve.serving import TERMINAL_TASK, TEXT_TASK, wait_for
-
-
-def _raw_websocket(server: BackgroundServer) -> socket.socket:
-    """A WebSocket opened by hand, so a test can send what no client library would."""
-    sock = socket.create_connection(server.url.removeprefix("http://").split(":"), timeout=30)
-    sock.sendall(
-        b"GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        + f"Authorization: Bearer {server.token}\r\n\r\n".encode()
-    )
-    head = b""
-    while not head.endswith(b"\r\n\r\n"):
-        head += sock.recv(1)
-    assert head.startswith(b"HTTP/1.1 101") and b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head  # RFC 6455's example
-    return sock
+from tests.serve.serving import TERMINAL_TASK, TEXT_TASK, raw_websocket, wait_for
 
 
 def _masked_frame(opcode: int, payload: bytes) -> bytes:
@@ -56,7 +41,7 @@ def _masked_frame(opcode: int, payload: bytes) -> bytes:
     ],
 )
 def test_a_client_that_breaks_the_websocket_protocol_is_cut_off_and_its_sessions_closed(server, breach):
-    sock = _raw_websocket(server)
+    sock = raw_websocket(server)
     make = json.dumps({"id": 1, "op": "make", "env": TEXT_TASK}).encode()
     sock.sendall(_masked_frame(0x1, make))
     assert wait_for(lambda: server.manager.live == 1)
@@ -73,7 +58,7 @@ def test_a_client_that_breaks_the_websocket_protocol_is_cut_off_and_its_sessions
 
 
 def test_pings_are_answered_and_a_close_is_returned(server):
-    sock = _raw_websocket(server)
+    sock = raw_websocket(server)
     sock.sendall(_masked_frame(0x9, b"are you there"))
     assert sock.recv(64) == b"\x8a\x0dare you there"
     sock.sendall(_masked_frame(0x8, (1000).to_bytes(2, "big")))
@@ -83,7 +68,7 @@ def test_pings_are_answered_and_a_close_is_returned(server):
 
 def test_connections_past_the_bound_get_503():
     with BackgroundServer(max_sessions=1) as server:  # room for 4 * 1 + 16 connections
-        held = [_raw_websocket(server) for _ in range(20)]
+        held = [raw_websocket(server) for _ in range(20)]
         try:
             with httpx.Client(base_url=server.url, timeout=30) as client:
                 refused = client.get("/v1/schema")

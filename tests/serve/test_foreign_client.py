@@ -22,7 +22,7 @@ from websockets.sync.client import connect
 
 import agentenvs
 from agentenvs.serve import BackgroundServer
-from tests.serve.serving import TERMINAL_TASK, TEXT_TASK, wait_for
+from tests.serve.serving import TERMINAL_TASK, TEXT_TASK, raw_websocket, wait_for
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "serve-protocol.schema.json").read_text())
 #: The terminal task's answer (its solution/solve.sh), as one shell command.
@@ -282,20 +282,6 @@ def test_a_request_that_trickles_in_is_cut_off_with_408():
 # -- hostile WebSocket --------------------------------------------------------------------
 
 
-def _ws_socket(server: BackgroundServer) -> socket.socket:
-    sock = socket.create_connection(_address(server), timeout=30)
-    sock.sendall(
-        b"GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        + f"Authorization: Bearer {server.token}\r\n\r\n".encode()
-    )
-    head = b""
-    while not head.endswith(b"\r\n\r\n"):
-        head += sock.recv(1)
-    assert head.startswith(b"HTTP/1.1 101")
-    return sock
-
-
 def _frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
     n, key = len(payload), os.urandom(4)
     first = (0x80 if fin else 0) | opcode
@@ -337,7 +323,7 @@ def _ask(sock: socket.socket, message: Any) -> dict[str, Any]:
 
 
 def test_bad_websocket_messages_get_error_replies_and_the_session_stays(server):
-    sock = _ws_socket(server)
+    sock = raw_websocket(server)
     try:
         session = _ask(sock, {"id": 1, "op": "make", "env": TEXT_TASK})["result"]["session"]
         assert _ask(sock, {"id": 2, "op": "reset", "session": session, "seed": 0})["ok"]
@@ -397,7 +383,7 @@ def _close_frame(sock: socket.socket) -> tuple[int, str]:
     ],
 )
 def test_websocket_closes_carry_a_valid_code_at_once_and_free_the_sessions(server, frames, code):
-    sock = _ws_socket(server)
+    sock = raw_websocket(server)
     try:
         assert _ask(sock, {"id": 1, "op": "make", "env": TEXT_TASK})["ok"]
         sock.settimeout(10)
