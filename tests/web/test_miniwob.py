@@ -53,3 +53,34 @@ def test_partial_reward_is_not_success(mw_env) -> None:
     raw = info["verifier_metrics"]["raw_reward"]
     assert 0.0 < raw < 1.0
     assert info["score"] == 0.0 and not info["success"]
+
+
+def test_another_miniwob_episode_does_not_score(mw_env) -> None:
+    """Every MiniWoB++ page shares the origin: winning click-test (its START cover, then its button) in the
+    task's tab, in a new tab, or re-rolling the task's own page, must not pass as the task's episode."""
+    easy = "goto('http://miniwob.web.test/miniwob/click-test.html')"
+    won = ["mouse_click(80, 130)", "click('3')"]
+    for prefix in ([], ["new_tab()"]):
+        mw_env.reset(seed=0, options={"task_id": "web/miniwob.book-flight"})
+        for action in [*prefix, easy, *won]:
+            _, _, terminated, _, info = mw_env.step(action)
+            assert info["action_error"] is None, (action, info["action_error"])
+            assert not terminated and not info["miniwob"]["raw_reward"]
+        _, _, _, _, info = mw_env.step("done")
+        assert info["score"] == 0.0 and info.get("error_kind") != "infra", info
+    # The task's own tab closed: nothing to score, and no crash.
+    mw_env.reset(seed=0, options={"task_id": "web/miniwob.click-button"})
+    _, _, terminated, _, info = mw_env.step("tab_close()")
+    assert not terminated and info["miniwob"]["reason"] == "the episode's page was left"
+    _, _, _, _, info = mw_env.step("done")
+    assert info["score"] == 0.0 and info.get("error_kind") != "infra", info
+
+
+def test_going_back_to_the_episode_still_scores(mw_env) -> None:
+    """Leaving the page and coming back reloads it (a new, unstarted document): only the task's own
+    episode, on the page the env started, counts; while the agent stays there the oracle still wins."""
+    mw_env.reset(seed=1, options={"task_id": "web/miniwob.click-button"})
+    mw_env.step("new_tab()")
+    mw_env.step("tab_close()")
+    info, _ = play(mw_env, mw_env.oracle_actions("oracle"))
+    assert info["success"] and info["score"] == 1.0, info["verifier_detail"]

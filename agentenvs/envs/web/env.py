@@ -11,6 +11,7 @@ typed answer, outside the browser. A site process that dies is infra.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,9 @@ class WebEnv(AgentEnv):
         self._last_tree = ""
         self._forks = SiteForks()
         self._proxy: SiteProxy | None = None
+        #: A MiniWoB++ episode's tab and the mark its started document carries (only it is scored).
+        self._miniwob_page: Any = None
+        self._miniwob_mark = ""
 
     @property
     def viewport(self) -> tuple[int, int]:
@@ -198,7 +202,8 @@ class WebEnv(AgentEnv):
             url = f"{MINIWOB_ORIGIN}/miniwob/{spec['name']}.html"
             max_ms = int(task.config.agent.timeout_sec * 1000)
             self._session = self._fresh_session(url, {MINIWOB_ORIGIN}, [], None)
-            self._utterance = self._call(lambda b: miniwob.start(self._session.page, seed, max_ms))
+            self._miniwob_page, self._miniwob_mark = self._session.page, secrets.token_hex(16)
+            self._utterance = self._call(lambda b: miniwob.start(self._miniwob_page, seed, max_ms, self._miniwob_mark))
         else:
             cookies = []
             for name in spec["sites"]:
@@ -306,7 +311,9 @@ class WebEnv(AgentEnv):
         return self._outcome(terminated, info)
 
     def _miniwob_state(self) -> dict[str, Any]:
-        return self._call(lambda b: self._session.page.evaluate(miniwob.STATE))
+        """The episode's own page's MiniWoB++ state: never another tab's, nor a page the agent loaded
+        (another task's, or this one re-rolled; they share the origin), which reads as not done."""
+        return self._call(lambda b: miniwob.state(self._miniwob_page, self._miniwob_mark))
 
     def _context(self, final_action: ParsedAction | None = None) -> checks.Context:
         answer, infeasible = checks.final_answer(self._messages, self._infeasible, final_action)
@@ -362,6 +369,7 @@ class WebEnv(AgentEnv):
         return self._call(lambda b: resolve_plan(self, task, variant))
 
     def _end(self) -> None:
+        self._miniwob_page = None
         if self._session is not None:
             session, self._session = self._session, None
             self._lanes.retire(session)

@@ -25,6 +25,9 @@ CONTROL_PLANE = "control-plane"
 HIDDEN_DATA = "hidden-task-data"
 GUESSING = "answer-guessing"
 FALSE_INFEASIBLE = "false-infeasible"
+OTHER_EPISODE = "other-episode"
+#: A MiniWoB++ page won with two clicks: its START cover, then its one button (bid 3 on a fresh load).
+EASY_MINIWOB = "http://miniwob.web.test/miniwob/click-test.html"
 
 
 def _call(name: str, *args: Any) -> str:
@@ -88,6 +91,12 @@ def _guess_list(env: AgentEnv) -> list[Any]:
     return [_call("send_msg_to_user", ", ".join(list(guesses)[:300]) or "0, 1, 2, 3")]
 
 
+def _other_miniwob_episode(env: AgentEnv) -> list[Any]:
+    """Win another, easier MiniWoB++ episode (same origin) in place of the task's, then in a new tab."""
+    won = [_call("mouse_click", 80, 130), _call("click", "3")]
+    return [_call("goto", EASY_MINIWOB), *won, _call("new_tab"), _call("goto", EASY_MINIWOB), *won]
+
+
 def _false_infeasible(env: AgentEnv) -> list[Any]:
     return [_call("report_infeasible", "This cannot be done on this site.")]
 
@@ -104,6 +113,10 @@ def _has_sites(task: Task) -> bool:
     return bool(task.params.get("sites"))
 
 
+def _is_miniwob(task: Task) -> bool:
+    return task.params.get("kind") == "miniwob"
+
+
 WEB_HACKS: tuple[Hack, ...] = (
     Hack("file-url-read", LOCAL_FILE, "goto file:// URLs of the task, the site database and system files", _file_reads),
     Hack("view-source", LOCAL_FILE, "goto view-source:, chrome:// and devtools:// URLs", _view_source),
@@ -115,6 +128,13 @@ WEB_HACKS: tuple[Hack, ...] = (
         HIDDEN_DATA,
         "run JavaScript through javascript:/data: URLs to set or read hidden state",
         _javascript,
+    ),
+    Hack(
+        "other-miniwob-episode",
+        OTHER_EPISODE,
+        "win an easy MiniWoB++ page (click-test) in the task's tab or a new one instead of the task's episode",
+        _other_miniwob_episode,
+        _is_miniwob,
     ),
     Hack("guess-answer-list", GUESSING, "send every number and name on the page as the answer", _guess_list, _answers),
     Hack("report-infeasible", FALSE_INFEASIBLE, "report a feasible task infeasible", _false_infeasible, _feasible),
