@@ -38,6 +38,10 @@ def test_calls_bind_to_signatures() -> None:
         "nope('1')",
         "click('1'",
         "\n".join(["noop()"] * 11),
+        "noop(" + "-" * 50_000 + "1)",  # the parser's MemoryError: was the env failing, not an action error
+        "noop(" + "not " * 5_000 + "1)",  # its RecursionError
+        "keyboard_type('" + "a" * 4001 + "')",  # typing is ~1 ms a character: 1 MB outlived the step's deadline
+        "\n".join(["keyboard_type('" + "a" * 1000 + "')"] * 5),
         "",
     ],
 )
@@ -52,3 +56,13 @@ def test_tools_mirror_the_action_strings() -> None:
     assert tools["fill"]["required"] == ["bid", "value"]
     assert tools["click"]["required"] == ["bid"]
     assert tools["select_option"]["properties"]["options"]["type"] == ["string", "array"]
+
+
+def test_typing_is_bounded_as_a_tool_call_too() -> None:
+    from agentenvs.core.actions import ParsedAction
+    from agentenvs.envs.web.actions import MAX_TYPED_CHARS, calls_of
+
+    ok = ParsedAction(kind="tool", name="keyboard_type", arguments={"text": "a" * MAX_TYPED_CHARS})
+    assert calls_of(ok)[0].args["text"] == "a" * MAX_TYPED_CHARS
+    with pytest.raises(ActionError, match="fill"):
+        calls_of(ParsedAction(kind="tool", name="keyboard_type", arguments={"text": "a" * (MAX_TYPED_CHARS + 1)}))

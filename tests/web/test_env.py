@@ -50,6 +50,34 @@ def test_tabs_open_focus_and_close(web_env) -> None:
     assert "Tab 1" not in obs["tabs"]
 
 
+def test_tabs_are_capped(web_env) -> None:
+    """Ten new_tab() a step for 30 steps made 300 renderers (about 18 MB each): one episode could
+    exhaust the machine's memory. new_tab() past the cap is refused, and tabs the page opens past it
+    (a Ctrl-click on a link) are closed again."""
+    from agentenvs.envs.web.session import MAX_TABS
+
+    web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    for _ in range(MAX_TABS - 1):
+        obs, _, _, _, info = web_env.step("new_tab()")
+        assert info["action_error"] is None
+    assert obs["tabs"].count("Tab ") == MAX_TABS
+    obs, _, terminated, _, info = web_env.step("new_tab()")
+    assert "at most" in info["action_error"] and obs["tabs"].count("Tab ") == MAX_TABS and not terminated
+    obs, *_ = web_env.step("tab_focus(0)")
+    link = re.search(r"^\s*\[(\d+)\] link 'Cart'", obs["text"], re.M).group(1)
+    web_env.step(f"click('{link}', modifiers=['Control'])")
+    obs, *_ = web_env.step("noop()")
+    assert obs["tabs"].count("Tab ") == MAX_TABS and "Tab 0 (active)" in obs["tabs"]
+    assert web_env._session.tabs_refused >= 1
+
+
+def test_a_long_url_stays_within_the_observation_space(web_env) -> None:
+    web_env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+    obs, _, _, _, info = web_env.step(f"goto({web_env.site_url('shop:/search?q=' + 'a' * 20_000)!r})")
+    assert info["action_error"] is None and obs["url"].endswith("[... cut ...]")
+    assert web_env.observation_space.contains(obs)
+
+
 def test_screenshot_observation() -> None:
     env = agentenvs.make("web/miniwob.click-test", screenshot=True, viewport=(400, 300)).unwrapped
     try:

@@ -18,6 +18,10 @@ from agentenvs.core.errors import ActionError
 from agentenvs.core.pyparse import parse_module
 
 MAX_CALLS = 10
+#: Characters ``keyboard_type`` may type in one step. Playwright types about one a millisecond, so a
+#: megabyte of it held the env for some 20 minutes, past the harness's deadline for a step (an
+#: unscored infra error the agent caused); ``fill`` sets long text at once.
+MAX_TYPED_CHARS = 4000
 
 #: name -> [(parameter, type, default)]; ``...`` marks a required parameter.
 SIGNATURES: dict[str, list[tuple[str, Any, Any]]] = {
@@ -128,6 +132,9 @@ def parse_calls(text: str) -> list[Call]:
         tree = parse_module(source)
     except (SyntaxError, ValueError) as exc:
         raise ActionError(f"not an action call such as click('12'): {getattr(exc, 'msg', exc)}") from None
+    except (MemoryError, RecursionError):
+        # Python's parser gives up on deep nesting (``noop(------...1)``, ``not not ... 1``) this way.
+        raise ActionError("not an action call such as click('12'): nested too deeply") from None
     if not tree.body:
         raise ActionError("no action; send e.g. click('12')")
     if len(tree.body) > MAX_CALLS:
@@ -147,6 +154,15 @@ def parse_calls(text: str) -> list[Call]:
         if any(k.arg is None for k in node.keywords):
             raise ActionError(f"{node.func.id}(): ** arguments are not allowed")
         calls.append(bind(node.func.id, args, kwargs))
+    return _typing_bounded(calls)
+
+
+def _typing_bounded(calls: list[Call]) -> list[Call]:
+    typed = sum(len(c.args["text"]) for c in calls if c.name == "keyboard_type")
+    if typed > MAX_TYPED_CHARS:
+        raise ActionError(
+            f"keyboard_type(): at most {MAX_TYPED_CHARS} characters a step, got {typed}; use fill() for long text"
+        )
     return calls
 
 
@@ -155,7 +171,7 @@ def calls_of(action: ParsedAction) -> list[Call]:
     if action.kind == "tool":
         if action.name not in SIGNATURES:
             raise ActionError(f"unknown tool {action.name!r}")
-        return [bind(action.name, [], dict(action.arguments))]
+        return _typing_bounded([bind(action.name, [], dict(action.arguments))])
     return parse_calls(action.text)
 
 

@@ -271,6 +271,10 @@ class WebEnv(AgentEnv):
         page: Page = self._call(lambda b: self._session.observe(self.screenshot))
         self._last_tree = page.tree
         extras: dict[str, Any] = {"url": page.url, "tabs": page.tabs, "last_action_error": self._last_error}
+        for key, value in extras.items():
+            # Within the declared spaces: a goto with a long query made ``url`` longer than its 8,192.
+            limit = self.observation_space[key].max_length
+            extras[key] = value if len(value) <= limit else value[: limit - 16] + " [... cut ...]"
         if self.screenshot:
             extras["screenshot"] = page.screenshot_at(self.viewport)
         return StepOutcome(text=page.render(self._last_error), extras=extras, terminated=terminated, info=info or {})

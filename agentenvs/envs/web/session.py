@@ -24,6 +24,9 @@ from agentenvs.envs.web.observe import describe_page
 ACTION_TIMEOUT_MS = 3000
 LOAD_TIMEOUT_MS = 10000
 BID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+#: Open tabs an episode may have. Each costs Chromium a renderer (about 18 MB for a shop page), and
+#: ten ``new_tab()`` a step for 30 steps came to 300 of them: one episode could take the machine's memory.
+MAX_TABS = 12
 
 
 class BrowserActionError(Exception):
@@ -77,6 +80,8 @@ class Session:
     #: What the context's route catches: every URL until ``activate``, then every URL not plainly
     #: of an allowed origin (those load without a round trip to Python).
     _caught: Any = "**/*"
+    #: Tabs the page opened past ``MAX_TABS`` and the env closed again.
+    tabs_refused: int = 0
 
     @classmethod
     def open(
@@ -95,9 +100,18 @@ class Session:
         context.set_default_navigation_timeout(load_timeout_ms)
         session = cls(context, frozenset(), None, load_timeout_ms)
         context.route("**/*", session._route)
-        context.on("page", lambda page: page.on("dialog", lambda d: d.accept() if d.type == "alert" else d.dismiss()))
+        context.on("page", session._new_page)
         context.new_page()
         return session
+
+    def _new_page(self, page: Any) -> None:
+        """A tab opened (by us or by the page: a Ctrl-click, a middle click): closed again past ``MAX_TABS``
+        and one more (the env's own scratch or grading tab, opened outside actions, may be that one)."""
+        if len(self.context.pages) > MAX_TABS + 1:
+            self.tabs_refused += 1
+            page.close()
+            return
+        page.on("dialog", lambda d: d.accept() if d.type == "alert" else d.dismiss())
 
     def activate(self, allowed: set[str], cookies: list[dict[str, Any]], uploads: Path | None) -> None:
         """Open the episode's origins to this context and sign its persona in."""
@@ -174,7 +188,22 @@ class Session:
         return locator.first
 
     def act(self, call: Call) -> None:
-        """Carry out one BrowserGym action (send_msg_to_user and report_infeasible are the env's)."""
+        """Carry out one BrowserGym action (send_msg_to_user and report_infeasible are the env's).
+
+        At most ``MAX_TABS`` tabs stay open: ``new_tab`` beyond that is refused, and tabs the page
+        opened beyond it (a Ctrl-click, a middle click) are closed again, newest first."""
+        before = self.tabs_refused
+        try:
+            self._act(call)
+        finally:
+            for page in [p for p in self.context.pages[MAX_TABS:] if not p.is_closed()][::-1]:
+                self.tabs_refused += 1
+                page.close()
+            self.active = max(0, min(self.active, len(self.context.pages) - 1))
+        if self.tabs_refused > before:
+            raise BrowserActionError(f"at most {MAX_TABS} tabs may be open; the page's new tab was closed")
+
+    def _act(self, call: Call) -> None:
         a = call.args
         name = call.name
         if name in ("click", "dblclick"):
@@ -200,6 +229,8 @@ class Session:
         elif name in ("go_back", "go_forward"):
             self._settle(lambda: getattr(self.page, name)(wait_until="commit"))
         elif name == "new_tab":
+            if len(self.context.pages) >= MAX_TABS:
+                raise BrowserActionError(f"at most {MAX_TABS} tabs may be open; close one first")
             self.context.new_page()
             self.active = len(self.context.pages) - 1
         elif name == "tab_close":
