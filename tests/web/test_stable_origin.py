@@ -4,6 +4,7 @@ it works in any session and reaches that session's own server, and the proxy beh
 from __future__ import annotations
 
 import http.client
+import re
 
 import pytest
 
@@ -76,5 +77,27 @@ def test_a_miniwob_page_has_a_stable_origin_too() -> None:
         assert obs["url"] == "http://miniwob.web.test/miniwob/click-test.html"
         obs, reward, terminated, _, _ = env.step(env.oracle_actions()[0])
         assert terminated and reward == 1.0
+    finally:
+        env.close()
+
+
+def test_a_redirect_to_a_site_of_an_earlier_task_is_refused() -> None:
+    """Playwright's route never sees a redirect's next hop: a sign-in sent on to "/\\\\mail.web.test/..."
+    took a shop task's browser to the mail site this env still ran from its previous task. The sites
+    no longer redirect off themselves, and the proxy forwards only the current task's sites."""
+    env = agentenvs.make("web/mail-latest-subject-0").unwrapped
+    try:
+        env.reset(seed=0)
+        env.reset(seed=0, options={"task_id": "web/shop-price-0"})
+        assert env.proxy.upstream("http://mail.web.test/mail/inbox") is None
+        assert env.proxy.upstream("http://miniwob.web.test/miniwob/click-test.html") is None
+        assert env.proxy.upstream("http://shop.web.test/cart") is not None
+        obs, *_ = env.step("goto('http://shop.web.test/login?next=/%5Cmail.web.test/mail/inbox')")
+        bid = {k: re.search(rf"\[(\d+)\] textbox '{k}", obs["text"]).group(1) for k in ("Username", "Password")}
+        button = re.findall(r"\[(\d+)\] button 'Sign in", obs["text"])[-1]
+        obs, *_ = env.step(
+            f"fill('{bid['Username']}', 'emma')\nfill('{bid['Password']}', 'emma-pass')\nclick('{button}')"
+        )
+        assert obs["url"].startswith("http://shop.web.test/"), obs["url"]
     finally:
         env.close()

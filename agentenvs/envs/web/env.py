@@ -164,9 +164,16 @@ class WebEnv(AgentEnv):
         return self._proxy
 
     def _upstream(self, name: str) -> tuple[str, int] | None:
-        """The loopback server behind ``http://<name>.web.test`` for this env (proxy threads call it)."""
+        """The loopback server behind ``http://<name>.web.test`` for this env's current task only (proxy
+        threads call it). The context's route does not see a redirect's next hop, so a site's redirect
+        to another site this env runs (from an earlier task) reached it until the proxy also kept to the task."""
+        task = self._task
+        if task is None:
+            return None
         if name == "miniwob":
-            return "127.0.0.1", int(miniwob.origin().rsplit(":", 1)[1])
+            return ("127.0.0.1", int(miniwob.origin().rsplit(":", 1)[1])) if task.params["kind"] == "miniwob" else None
+        if name not in task.params.get("sites", []):
+            return None
         proc = self._sites.get(name)
         return ("127.0.0.1", proc.app_port) if proc is not None and proc.alive() else None
 

@@ -105,7 +105,8 @@ class App:
     def _login(self, request: Request) -> Response:
         sid = self.login_user(request.db, request.field("username"), request.field("password"))
         target = request.field("next", "/")
-        if not target.startswith("/") or target.startswith("//"):
+        # Only this site's own paths: browsers read "/\\host" (and tabs or newlines in it) as "//host".
+        if not target.startswith("/") or target.startswith("//") or any(c in target for c in "\\\t\r\n"):
             target = "/"
         if sid is None:
             response = self.render(request, "login.html", next=target, error="Wrong username or password.")
