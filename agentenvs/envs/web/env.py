@@ -238,12 +238,16 @@ class WebEnv(AgentEnv):
     def _open(self, browser: Any, task: Task) -> Session:
         """A fresh context for ``task`` (on the browser thread); a MiniWoB++ task's page loaded in it."""
         session = Session.open(browser, self.viewport, self.load_timeout_ms, self.proxy.server)
-        url = self._spare_key(task)
-        if url is not None:
-            session.activate({MINIWOB_ORIGIN}, [], None)
-            miniwob.load(session, url)
-        if self.screenshot:
-            session.cdp(session.page)
+        try:
+            url = self._spare_key(task)
+            if url is not None:
+                session.activate({MINIWOB_ORIGIN}, [], None)
+                miniwob.load(session, url)
+            if self.screenshot:
+                session.cdp(session.page)
+        except BaseException:
+            session.close()  # a spare that failed (its page refused once the env moved to another task) leaves nothing
+            raise
         return session
 
     def _fresh_session(
