@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from shape_server import completion, outcome, play, tool_message
@@ -178,13 +177,13 @@ def test_think_blocks_in_plain_text_replies_are_not_the_action(tmp_path, kind):
 
 def test_a_reply_of_blank_space_is_read_in_linear_time(tmp_path):
     """Models that loop emit blank space until max_tokens; the reply's reading must not backtrack over it
-    (a pattern with a leading ``\\s*`` took 4 s for 20,000 spaces, hours for the 4 MiB a reply may be)."""
+    (a pattern with a leading ``\\s*`` took 4 s for 20,000 spaces, hours for the 4 MiB a reply may be).
+    200,000 characters of it would take minutes a reply that way: past the suite's per-test timeout (300 s),
+    so the test fails by it, with no timing asserted here."""
 
     def shape(call, n, body, turns):
         command = "add 1" if call["name"] == "add" else "done"
         return completion({"role": "assistant", "content": " \n" * 100_000 + command}, finish_reason="stop")
 
-    started = time.monotonic()
     summary, run, _ = play(tmp_path, shape)
     assert outcome(summary) == (3, 2, 0)
-    assert time.monotonic() - started < 20
