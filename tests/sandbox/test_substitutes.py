@@ -7,8 +7,10 @@ This machine has no python image, so the table's row stands in for it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,20 @@ def test_the_golang_stand_in_has_the_build_tools_the_official_image_has():
     assert {"golang-go", "make", "gcc", "g++", "libc6-dev", "pkg-config"} <= set(row.packages)
 
 
+def _read_image_file(docker_client: Any, tag: str, path: str) -> str:
+    # From the image's filesystem, not a `cat` through the container's log: under load CI's docker
+    # handed back a 436 kB log cut short, and the test failed on certificates the image did have.
+    container = docker_client.containers.create(tag, ["true"], network_disabled=True)
+    try:
+        stream, _ = container.get_archive(path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+            member = archive.next()
+            assert member is not None and member.isfile(), f"{path} in {tag} is not a file"
+            return archive.extractfile(member).read().decode()
+    finally:
+        container.remove(force=True)
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("image", ["agentenvs/base:latest", "agentenvs/terminal:latest", "active-users stand-in"])
 def test_a_pip_or_uv_the_task_installs_trusts_what_the_host_trusts(docker_client: Any, image: str):
@@ -49,7 +65,7 @@ def test_a_pip_or_uv_the_task_installs_trusts_what_the_host_trusts(docker_client
     tag = task_image(load_task(TASK)) if image == "active-users stand-in" else image
     env = dict(item.split("=", 1) for item in docker_client.api.inspect_image(tag)["Config"]["Env"])
     assert env["UV_NATIVE_TLS"] == env["UV_SYSTEM_CERTS"] == "1"
-    bundle = docker_client.containers.run(tag, ["cat", env["PIP_CERT"]], remove=True, network_disabled=True).decode()
+    bundle = _read_image_file(docker_client, tag, env["PIP_CERT"])
     host = (Path(__file__).parents[2] / ".cache" / "host-ca-certificates.crt").read_text()
     host_certs = [block for block in host.split("-----END CERTIFICATE-----") if "BEGIN CERTIFICATE" in block]
     assert "BEGIN CERTIFICATE" in bundle and all(
