@@ -55,7 +55,10 @@ class Faults:
     """Failure switches shared with the test. Counters are per server."""
 
     def __init__(self) -> None:
-        self.fail_first = 0  # answer the first N requests with 500
+        self.fail_first = 0  # answer the first N requests with fail_status (500) and fail_headers
+        self.fail_status = 500
+        self.fail_headers: dict[str, str] = {}
+        self.times: list[float] = []  # when each request came (time.monotonic)
         self.always = ""  # "500", "400", "hang", or a key of BAD_BODIES: every request
         self.garbage_first = 0
         self.hang_first = 0
@@ -69,9 +72,12 @@ class Faults:
     async def apply(self) -> Response | None:
         """A faulty response for this request, or None to answer normally."""
         self.requests += 1
+        self.times.append(time.monotonic())
         n = self.requests
-        if self.always == "500" or n <= self.fail_first:
+        if self.always == "500":
             return JSONResponse({"error": "boom"}, status_code=500)
+        if n <= self.fail_first:
+            return JSONResponse({"error": "boom"}, status_code=self.fail_status, headers=self.fail_headers)
         if self.always == "400":
             return JSONResponse({"error": {"message": "context length exceeded"}}, status_code=400)
         if self.always in BAD_BODIES or n <= self.garbage_first:

@@ -8,12 +8,14 @@ The scripted policy solves reach-1 and reach-2 and stops short on reach-3
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 
 import pytest
 from conftest import ALL_TOY, run_config
 from servers import Faults, act_app, chat_app, serve
 
+from agentenvs.harness.policies.retry import retry_after
 from agentenvs.harness.rundir import RunDir
 from agentenvs.harness.runner import Runner
 from agentenvs.harness.scoring import summarize
@@ -74,6 +76,57 @@ def test_transient_500s_are_retried_and_scores_unchanged(tmp_path, kind):
     assert (summary["overall"]["successes"], summary["overall"]["infra"]) == (2, 0)
     episodes = RunDir(tmp_path / "run").read_episodes()
     assert sum(e["policy_retries"] for e in episodes) == 2
+
+
+@pytest.mark.parametrize("kind", ["openai", "http"])
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [(408, {}), (409, {}), (400, {"x-should-retry": "true"})],
+    ids=["request-timeout", "conflict", "400-said-retry"],
+)
+def test_what_openais_client_retries_is_retried_and_scores_unchanged(tmp_path, kind, status, headers):
+    faults = Faults()
+    faults.fail_first, faults.fail_status, faults.fail_headers = 1, status, headers
+    with serve(app_for(kind, faults)) as url:
+        summary = run(tmp_path, kind, policy_options(kind, url), concurrency=1)
+    assert (summary["overall"]["scored"], summary["overall"]["successes"], summary["overall"]["infra"]) == (3, 2, 0)
+    assert sum(e["policy_retries"] for e in RunDir(tmp_path / "run").read_episodes()) == 1
+
+
+@pytest.mark.parametrize("kind", ["openai", "http"])
+def test_a_5xx_the_server_says_not_to_retry_is_infra_at_once(tmp_path, kind):
+    faults = Faults()
+    faults.fail_first, faults.fail_status, faults.fail_headers = 1, 503, {"x-should-retry": "false"}
+    with serve(app_for(kind, faults)) as url:
+        summary = run(tmp_path, kind, policy_options(kind, url), concurrency=1, max_infra_retries=0)
+    assert (summary["overall"]["scored"], summary["overall"]["infra"]) == (2, 1)
+    (error,) = summary["infra_errors"]
+    # retried, the next request would have been answered and the episode scored
+    assert "503" in error["error"] and "said not to retry" in error["error"], error
+
+
+@pytest.mark.parametrize("kind", ["openai", "http"])
+def test_429_with_retry_after_ms_waits_as_told(tmp_path, kind):
+    # OpenAI and Azure send retry-after-ms; the backoff alone would wait 0.01 s here
+    faults = Faults()
+    faults.fail_first, faults.fail_status, faults.fail_headers = 1, 429, {"retry-after-ms": "400"}
+    with serve(app_for(kind, faults)) as url:
+        summary = run(tmp_path, kind, policy_options(kind, url, retry_max_delay=5.0), concurrency=1)
+    assert (summary["overall"]["successes"], summary["overall"]["infra"]) == (2, 0)
+    assert faults.times[1] - faults.times[0] >= 0.4
+
+
+def test_a_servers_wait_hint_is_read_in_each_form_it_comes_in():
+    now = 1_700_000_000.0
+    date_in_7s = email.utils.formatdate(now + 7, usegmt=True)
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}, now) == 0.25
+    assert retry_after({"retry-after": "1.5"}, now) == 1.5
+    assert retry_after({"retry-after": date_in_7s}, now) == pytest.approx(7.0)
+    assert retry_after({"retry-after": email.utils.formatdate(now - 60, usegmt=True)}, now) == 0.0
+    for unreadable in ("nan", "inf", "-3", "soon", "Mon, 99 Foo 2024", ""):
+        assert retry_after({"retry-after": unreadable}, now) is None, unreadable
+    assert retry_after({"retry-after-ms": "nan", "retry-after": "2"}, now) == 2.0
+    assert retry_after({}, now) is None
 
 
 @pytest.mark.parametrize("kind", ["openai", "http"])

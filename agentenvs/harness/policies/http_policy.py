@@ -28,11 +28,10 @@ from agentenvs.harness.policies.base import (
     EpisodeStart,
     Policy,
     PolicyConfigError,
-    PolicyRequestError,
     StepInput,
 )
 from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, usage_counts
-from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
+from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries, refusal
 
 PROTOCOL_VERSION = "1"
 
@@ -127,13 +126,11 @@ class HttpPolicy(Policy):
             raise Transient(f"POST {path} timed out") from None
         except httpx.TransportError as exc:
             raise Transient(f"cannot reach {self.url}: {exc!r}") from None
-        if response.status_code == 429 or response.status_code >= 500:
-            retry_after = response.headers.get("retry-after")
-            hint = float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None
-            raise Transient(f"POST {path} answered {response.status_code}", hint)
         if response.status_code >= 400:
             text = response.content[:300].decode("utf-8", "replace")
-            raise PolicyRequestError(f"POST {self.url}{path} refused ({response.status_code}): {text}")
+            raise refusal(
+                response.status_code, response.headers, f"POST {self.url}{path} answered {response.status_code}: {text}"
+            )
         return response
 
     async def reset(self, start: EpisodeStart) -> None:

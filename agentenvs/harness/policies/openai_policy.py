@@ -35,13 +35,12 @@ from agentenvs.harness.policies.base import (
     EpisodeStart,
     Policy,
     PolicyConfigError,
-    PolicyRequestError,
     StepInput,
 )
 from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module
 from agentenvs.harness.policies.chat_reply import canonical_arguments, in_band_error, read_reply, usable_id
 from agentenvs.harness.policies.prompts import observation_text, plain_text_action, system_prompt
-from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries
+from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries, refusal
 from agentenvs.harness.policies.trace import REQUEST_FIELDS, request_delta, sampled_message, sampled_tokens
 
 #: Rough cost of one image in the context budget, in tokens.
@@ -307,16 +306,8 @@ class OpenAIPolicy(Policy):
             if isinstance(error, Transient):
                 raise error
             return error or completion
-        except openai.RateLimitError as exc:
-            raise Transient(f"429 rate limited: {exc.message}", _retry_after(exc.response)) from None
-        except openai.InternalServerError as exc:
-            raise Transient(f"{exc.status_code} server error: {exc.message}", _retry_after(exc.response)) from None
         except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise Transient(f"{exc.status_code} server error: {exc.message}") from None
-            raise PolicyRequestError(
-                f"the policy server refused the request ({exc.status_code}): {exc.message[:500]}"
-            ) from None
+            raise refusal(exc.status_code, exc.response.headers, _status_message(exc)) from None
         except openai.APITimeoutError:
             raise Transient("the request timed out") from None
         except openai.APIConnectionError as exc:
@@ -327,9 +318,10 @@ class OpenAIPolicy(Policy):
             return Malformed(f"the server answered garbage: {str(exc)[:300]}")
 
 
-def _retry_after(response: Any) -> float | None:
-    try:
-        value = response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, ValueError):
-        return None
+def _status_message(exc: openai.APIStatusError) -> str:
+    status = exc.status_code
+    if status == 429:
+        return f"429 rate limited: {exc.message}"
+    if status >= 500:
+        return f"{status} server error: {exc.message}"
+    return f"the policy server refused the request ({status}): {exc.message[:500]}"
