@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse, Response
 from servers import USAGE
 from shape_server import completion, outcome, play, tool_message
 
+from agentenvs.harness.policies.chat_reply import context_overflow
+
 # -- the envelope -------------------------------------------------------------------------------------
 
 
@@ -147,3 +149,53 @@ def test_vllm_context_length_400_ends_the_episode_as_the_agents_failure_quoting_
     for episode in run.read_episodes():
         assert episode["error_kind"] == "agent" and episode["attempts"] == 1
         assert "400" in episode["error"] and "maximum context length is 4096 tokens" in episode["error"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 300 tokens. However, you requested 500 tokens "
+        "(400 in the messages, 100 in the completion). Please reduce the length of the messages or completion.",
+        "The input (500 tokens) is longer than the model's context length (300 tokens).",
+        "the request exceeds the available context size, try increasing it",
+    ],
+    ids=["vllm", "sglang", "llama-server"],
+)
+def test_a_context_overflow_leaves_out_the_oldest_turns_and_the_episode_goes_on(tmp_path, message):
+    """The server's model holds one turn of history: told so in the server's words, the policy asks again with
+    fewer turns, and keeps the smaller budget for the rest of the episode."""
+    refused: list[int] = []
+
+    def shape(call, n, body, turns):
+        if turns > 1:
+            refused.append(n)
+            error = {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+            return JSONResponse(error, status_code=400)
+        return completion(tool_message(call, call_id=f"call_{n}"))
+
+    summary, run, app = play(tmp_path, shape, max_infra_retries=0)
+    assert outcome(summary) == (3, 2, 0)
+    long_episodes = [e for e in run.read_episodes() if e["steps"] > 2]
+    assert long_episodes and len(refused) == len(long_episodes)  # once each: the smaller budget is kept
+    notes = [
+        step["policy"]["note"] or ""
+        for episode in long_episodes
+        for step in run.read_steps(episode["task_id"], episode["trial"])
+        if "policy" in step
+    ]
+    assert any("exceeded the model's context" in note for note in notes), notes
+    assert not app.state.refused  # every shortened history was one a strict server takes
+
+
+def test_what_counts_as_a_context_overflow_and_how_much_would_have_fitted():
+    vllm = (
+        "This model's maximum context length is 4096 tokens. However, you requested 8192 tokens (8000 in the messages)"
+    )
+    assert context_overflow(400, vllm) == 0.5  # 4096 of the 8192 asked
+    assert (
+        context_overflow(400, "The input (5000 tokens) is longer than the model's context length (4000 tokens).") == 0.8
+    )
+    assert context_overflow(400, "Error code: 400 - {'error': {'code': 'context_length_exceeded'}}") == 0.5
+    assert context_overflow(413, "prompt is too long: 210000 tokens > 200000 maximum") == 0.5
+    assert context_overflow(400, "tool 'add' is not defined") is None
+    assert context_overflow(401, "maximum context length is 4096 tokens") is None

@@ -18,12 +18,16 @@ What servers other than OpenAI do, and what is made of it here:
 - ``choices`` empty or null: a spent step, saying so;
 - an ``error`` object in a 200 (OpenRouter commits its 200 before the provider answers): a numeric
   ``code`` of 429 or 5xx is the server's transient failure (retried, then infra), as that status would
-  have been; any other is a spent step quoting the error's message.
+  have been; any other is a spent step quoting the error's message;
+- a 400 saying the request is longer than the model's context (OpenAI, vLLM, SGLang, llama-server,
+  OpenRouter, each in its own words; ``context_overflow``): the policy leaves out more of the oldest turns
+  and asks again, by the ratio the message gives when it gives one.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,3 +144,26 @@ def read_reply(response: Any, model: str, previous_model: str | None = None) -> 
     return Reply(
         content, tool_calls, usage_counts(usage), reasoning, notes, served if isinstance(served, str) else None
     )
+
+
+#: How servers say a request does not fit the model's context.
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|longer than the model's context length"
+    r"|exceeds the available context size|context window|prompt is too long|too many tokens",
+    re.IGNORECASE,
+)
+_LIMIT = re.compile(r"maximum context length is (\d+)|context length \((\d+) tokens\)", re.IGNORECASE)
+_ASKED = re.compile(r"(?:requested|resulted in) (\d+) tokens|input \((\d+) tokens\)", re.IGNORECASE)
+
+
+def context_overflow(status: int, message: str) -> float | None:
+    """For a refusal that says the request did not fit the model's context: the fraction of it that would
+    have fitted (limit over requested, when the message gives both; else 0.5). None for any other refusal."""
+    if status not in (400, 413) or not _OVERFLOW.search(message):
+        return None
+    limit, asked = _LIMIT.search(message), _ASKED.search(message)
+    if limit and asked:
+        fits = int(limit.group(1) or limit.group(2)) / max(1, int(asked.group(1) or asked.group(2)))
+        if 0 < fits < 1:
+            return fits
+    return 0.5

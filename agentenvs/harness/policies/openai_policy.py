@@ -2,8 +2,10 @@
 
 Tools come from the env's ``action_tools``; screenshots go as base64
 ``image_url`` parts. The history is trimmed to a context budget (oldest
-turns first; images kept only for the latest turns). Retries with backoff on
-429, 5xx, timeouts and unreachable servers (infra if they persist). A reply
+turns first; images kept only for the latest turns); a server that says the
+request does not fit its model's context gets it again with fewer turns, and
+the episode keeps the smaller budget. Retries with backoff on 408, 409, 429,
+5xx, timeouts and unreachable servers (infra if they persist). A reply
 with text and no tool call is the family's plain-text action (a shell command,
 a game command), as the system prompt says; one with no usable action at all
 (garbage, empty, too large or too deep: see ``bounded.py``) is the agent's
@@ -21,6 +23,7 @@ other than OpenAI are read (ids, arguments, reasoning, errors in a 200):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -35,10 +38,17 @@ from agentenvs.harness.policies.base import (
     EpisodeStart,
     Policy,
     PolicyConfigError,
+    PolicyRequestError,
     StepInput,
 )
 from agentenvs.harness.policies.bounded import BadReply, Malformed, bounded_client, http_module
-from agentenvs.harness.policies.chat_reply import canonical_arguments, in_band_error, read_reply, usable_id
+from agentenvs.harness.policies.chat_reply import (
+    canonical_arguments,
+    context_overflow,
+    in_band_error,
+    read_reply,
+    usable_id,
+)
 from agentenvs.harness.policies.prompts import observation_text, plain_text_action, system_prompt
 from agentenvs.harness.policies.retry import RetryPolicy, Transient, call_with_retries, refusal
 from agentenvs.harness.policies.trace import REQUEST_FIELDS, request_delta, sampled_message, sampled_tokens
@@ -75,6 +85,8 @@ class Conversation:
     #: The turns the latest request left out, and the latest request recorded in the trajectory.
     omitted: int = 0
     sent: list[dict[str, Any]] | None = None
+    #: The context budget in estimated tokens, once the server said a request did not fit (else the policy's).
+    budget: int | None = None
 
     def messages(self, budget: int, max_images: int) -> list[dict[str, Any]]:
         turns = [self._without_old_images(turn, i, len(self.turns), max_images) for i, turn in enumerate(self.turns)]
@@ -223,10 +235,7 @@ class OpenAIPolicy(Policy):
             await self.reset(start)
             convo = self._conversations[start.episode_id]
         self._record_observation(convo, step)
-        messages = convo.messages(self.context_tokens, self.max_images)
-        reply, retries = await call_with_retries(
-            lambda: self._complete(messages, start.tools), self.retry, f"chat completion at {self.base_url}"
-        )
+        reply, retries, messages, overflowed = await self._fitting_completion(convo, start.tools)
         response = reply
         if not isinstance(reply, Malformed):
             reply = read_reply(reply, self.model, convo.served)
@@ -236,6 +245,8 @@ class OpenAIPolicy(Policy):
         convo.served = reply.served or convo.served
         trace = self._trace(convo, messages, response)
         notes = list(reply.notes)
+        if overflowed:
+            notes.append(f"the request exceeded the model's context: the oldest {convo.omitted} turns left out")
         if not calls:
             convo.turns.append([{"role": "assistant", "content": content or ""}])
             command = plain_text_action(content or "")
@@ -279,6 +290,27 @@ class OpenAIPolicy(Policy):
             trace=trace,
         )
 
+    async def _fitting_completion(
+        self, convo: Conversation, tools: list[dict[str, Any]]
+    ) -> tuple[Any, int, list[dict[str, Any]], bool]:
+        """The completion for the longest recent history the server takes, the retries and messages it took,
+        and whether the server refused a longer one; refused with only the latest turn left: the agent's failure."""
+        overflowed = False
+        while True:
+            messages = convo.messages(convo.budget or self.context_tokens, self.max_images)
+            call = functools.partial(self._complete, messages, tools)
+            try:
+                reply, retries = await call_with_retries(call, self.retry, f"chat completion at {self.base_url}")
+            except ContextOverflow as exc:
+                left_out = convo.omitted
+                budget = int(sum(estimate_tokens(m) for m in messages) * 0.9 * exc.fits)
+                convo.messages(budget, self.max_images)
+                if convo.omitted <= left_out:
+                    raise PolicyRequestError(str(exc)) from None
+                convo.budget, overflowed = budget, True
+                continue
+            return reply, retries, messages, overflowed
+
     def _trace(self, convo: Conversation, messages: list[dict[str, Any]], response: Any) -> dict[str, Any] | None:
         """What the step records for training: token ids and logprobs, the sampled message, the request."""
         trace: dict[str, Any] = sampled_tokens(response) if self.return_token_ids else {}
@@ -307,6 +339,9 @@ class OpenAIPolicy(Policy):
                 raise error
             return error or completion
         except openai.APIStatusError as exc:
+            fits = context_overflow(exc.status_code, exc.message)
+            if fits is not None:
+                raise ContextOverflow(_status_message(exc), fits) from None
             raise refusal(exc.status_code, exc.response.headers, _status_message(exc)) from None
         except openai.APITimeoutError:
             raise Transient("the request timed out") from None
@@ -316,6 +351,14 @@ class OpenAIPolicy(Policy):
             return Malformed(str(exc))
         except (openai.APIResponseValidationError, ValueError, TypeError) as exc:
             return Malformed(f"the server answered garbage: {str(exc)[:300]}")
+
+
+class ContextOverflow(Exception):
+    """The server said the request is longer than its model's context; ``fits`` is the part that would fit."""
+
+    def __init__(self, message: str, fits: float):
+        super().__init__(message)
+        self.fits = fits
 
 
 def _status_message(exc: openai.APIStatusError) -> str:
