@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -22,32 +24,40 @@ def _ci(value: list[float] | None) -> str:
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
-    """Overall, then per family and difficulty: success with CI, score, pass@k, steps, time, infra."""
+    """Overall, then per family and difficulty: success with CI, score, steps, time, infra; the columns that
+    would repeat another (infra as failure with no infra, pass@1) or say nothing (no tokens, no flags) are
+    left out, so the table fits a terminal of 80 columns (100 with every column). The report and ``--json`` keep them all."""
     policy = summary["run"]["policy"].get("name", "?")
+    overall = summary["overall"]
     table = Table(
-        title=f"{summary['run']['path']} (policy {policy}, {summary['recorded']}/{summary['planned']} episodes)"
+        title=f"{summary['run']['path']} (policy {policy}, {summary['recorded']}/{summary['planned']} episodes)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
+    columns: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("n", lambda g: str(g["scored"])),
+        ("success [95% CI]", lambda g: f"{_pct(g['success_rate'])} {_ci(g['success_ci95'])}"),
+    ]
+    if overall["infra"]:
+        columns.append(("infra as fail", lambda g: _pct(g["success_rate_infra_as_failure"])))
+    columns.append(("score", lambda g: "-" if g["mean_score"] is None else f"{g['mean_score']:.2f}"))
+    if len(overall["pass_at_k"]) > 1:
+        columns.append(("pass@k", lambda g: " ".join(f"@{k}={v:.2f}" for k, v in g["pass_at_k"].items() if k != "1")))
+    columns += [
+        ("steps", lambda g: "-" if g["steps_mean"] is None else f"{g['steps_mean']:.1f}"),
+        ("time s", lambda g: "-" if g["time_mean_sec"] is None else f"{g['time_mean_sec']:.1f}"),
+    ]
+    if overall["tokens_total"]:
+        columns.append(("tokens", lambda g: str(g["tokens_total"])))
+    columns.append(("infra", lambda g: str(g["infra"])))
+    if overall["flagged"]:
+        columns.append(("flagged", lambda g: str(g["flagged"])))
     table.add_column("group", no_wrap=True)
-    for column in ("n", "success [95% CI]", "infra as fail", "score", "pass@k", "steps", "time s", "tokens", "infra",
-                   "flagged"):  # fmt: skip
-        table.add_column(column, justify="right")
-    rows = [("overall", summary["overall"])]
-    rows += [(k, g) for k, g in summary["by_family"].items()]
-    rows += [(k, g) for k, g in summary["by_difficulty"].items()]
-    for name, g in rows:
-        table.add_row(
-            name,
-            str(g["scored"]),
-            f"{_pct(g['success_rate'])} {_ci(g['success_ci95'])}",
-            _pct(g["success_rate_infra_as_failure"]),
-            "-" if g["mean_score"] is None else f"{g['mean_score']:.2f}",
-            " ".join(f"@{k}={v:.2f}" for k, v in g["pass_at_k"].items()),
-            "-" if g["steps_mean"] is None else f"{g['steps_mean']:.1f}",
-            "-" if g["time_mean_sec"] is None else f"{g['time_mean_sec']:.1f}",
-            str(g["tokens_total"]),
-            str(g["infra"]),
-            str(g["flagged"]),
-        )
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    rows = [("overall", overall), *summary["by_family"].items(), *summary["by_difficulty"].items()]
+    for name, group in rows:
+        table.add_row(name, *(cell(group) for _, cell in columns))
     return table
 
 
