@@ -82,14 +82,20 @@ class AgentEnv(Branching, gym.Env[dict[str, Any], Any]):
         *,
         task: Task | str | os.PathLike[str] | None = None,
         reward_mode: RewardMode = "sparse",
+        dense_checks: bool = True,
         max_steps: int | None = None,
         render_mode: str | None = None,
     ):
         if reward_mode not in ("sparse", "dense"):
             raise ValueError(f"reward_mode must be 'sparse' or 'dense', got {reward_mode!r}")
+        if reward_mode == "dense" and not dense_checks:
+            raise ValueError("reward_mode='dense' pays the checkpoints' progress: it needs dense_checks=True")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.reward_mode: RewardMode = reward_mode
+        #: False: no checkpoint runs at reset or per step (``info["checks"]`` is empty, progress 0),
+        #: for work that wants only the final score, such as an audit.
+        self.dense_checks = dense_checks
         self.render_mode = render_mode
         self._max_steps_override = max_steps
         self._default_task = self._as_task(task) if task is not None else self._load_task(task_id) if task_id else None
@@ -232,7 +238,7 @@ class AgentEnv(Branching, gym.Env[dict[str, Any], Any]):
         outcome = self._begin(task, episode_seed)
         self._running = True
         self._t0 = self._step_started = time.monotonic()
-        checks = self._check(task)
+        checks = self._check(task) if self.dense_checks else {}
         obs = self._observation(outcome)
         info = self._base_info(checks)
         info["state_hash"] = self._state_hash()
@@ -285,7 +291,7 @@ class AgentEnv(Branching, gym.Env[dict[str, Any], Any]):
         except ActionError as exc:
             action_error = str(exc)
             outcome = StepOutcome(text=f"Invalid action: {exc}", extras=self._unchanged_extras())
-        checks = self._check(task)
+        checks = self._check(task) if self.dense_checks else {}
         info = self._base_info(checks, action_error=action_error)
         if action_error is not None:
             info["error_kind"] = "agent"

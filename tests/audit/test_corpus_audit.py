@@ -10,8 +10,10 @@ before grading) and do not vary by task, so docker runs one terminal task
 per verifier shape (a background process, a service, git history, a Harbor
 test script, file modes); every SWE hack on docker is tests/swe/test_hacks.py.
 The whole corpus on docker is `agentenvs audit --backend docker`, run for the
-docs. SWE episodes skip the dense checks, which the same grader computes;
-attacks on the dense checker itself are tests/swe/test_carry_over.py.
+docs. The episodes skip the dense checks (``dense_checks=False``): an audit
+judges the final score, which no checkpoint feeds, and the checks cost half an
+episode's time; attacks on the dense checkers themselves are
+tests/swe/test_carry_over.py and tests/sandbox/test_state_checker.py.
 """
 
 from __future__ import annotations

@@ -107,6 +107,30 @@ def test_dense_rewards_sum_to_final_progress_plus_score() -> None:
     assert info["score"] == 0.0
 
 
+class CountedChecks(CounterEnv):
+    checked = 0
+
+    def _check(self, task: Task) -> dict[str, bool]:
+        self.checked += 1
+        return super()._check(task)
+
+
+def test_without_dense_checks_no_checkpoint_runs_and_the_score_stands() -> None:
+    env = CountedChecks(task=make_task(), dense_checks=False)
+    rewards, info, _, _ = run(env, ["inc", "inc", "inc", "done"])
+    assert env.checked == 0
+    assert info["checks"] == {} and info["progress"] == 0.0
+    assert rewards[-1] == 1.0 and info["score"] == 1.0
+    counted = CountedChecks(task=make_task())
+    run(counted, ["inc", "done"])
+    assert counted.checked == 3  # the reset and each of the two steps
+
+
+def test_dense_rewards_need_dense_checks() -> None:
+    with pytest.raises(ValueError, match="dense_checks"):
+        CounterEnv(task=make_task(), reward_mode="dense", dense_checks=False)
+
+
 def test_step_budget_truncates_and_grades() -> None:
     env = CounterEnv(task=make_task(max_steps=2))
     rewards, info, terminated, truncated = run(env, ["inc"] * 5)

@@ -82,7 +82,7 @@ class SWEEnv(AgentEnv):
     ``fresh_sandbox=False`` (the default) resets by re-cloning the repository in
     the same sandbox (a fraction of a second); ``True`` takes a new sandbox per
     episode (from a warm pool when ``pool_size > 0``). Grading always uses a
-    fresh sandbox. ``dense_checks=False`` skips the per-step checkpoint runs.
+    fresh sandbox.
     """
 
     family = "swe"
@@ -97,14 +97,12 @@ class SWEEnv(AgentEnv):
         backend: str = "local",
         pool_size: int = 0,
         fresh_sandbox: bool = False,
-        dense_checks: bool = True,
         **kwargs: Any,
     ):
         super().__init__(task_id, **kwargs)
         self._sandboxes = RepoSandboxes(backend, pool_size)
         self.backend = backend
         self.fresh_sandbox = fresh_sandbox
-        self.dense_checks = dense_checks
         #: The state hash of this episode's start, while no action has run (``None``: read it).
         self._reset_digest: str | None = None
         self._sandbox: Sandbox | None = None
@@ -241,8 +239,6 @@ class SWEEnv(AgentEnv):
     def _check(self, task: Task) -> dict[str, bool]:
         instance = self._instance
         assert instance is not None and self._spec is not None
-        if not self.dense_checks:
-            return {}
         if not self._state.diff.strip():
             return checks_of(instance, None)
         if self._checked is not None and self._checked[0] == self._state.digest:
