@@ -38,7 +38,9 @@ def test_every_task_validates(backend: str, request: pytest.FixtureRequest) -> N
     if backend == "docker":
         request.getfixturevalue("docker_client")
     tasks = agentenvs.list_tasks(family="terminal")
-    results = validate_tasks(tasks, env_kwargs={"backend": backend}, jobs=2)
+    # The checkpoints run on the local backend; on docker, where each check is a process start in the
+    # container, the scores alone are what this proves.
+    results = validate_tasks(tasks, env_kwargs={"backend": backend, "dense_checks": backend == "local"}, jobs=2)
     problems = {
         r.task_id: {v: (e.score, e.detail[-800:]) for v, e in r.episodes.items() if not e.ok}
         for r in results
