@@ -293,7 +293,8 @@ def validate(
     ] = False,
 ) -> None:
     """Run each task's oracle, a no-op agent and its wrong solution, then the reward-hack audit;
-    fail if any scores wrongly or any hack scores above doing nothing. A task that does not load
+    fail if any scores wrongly, the oracle never passes a checkpoint, or any hack scores above doing
+    nothing. A task that does not load
     or build is reported; the others run."""
     from agentenvs.validate import VARIANTS, TaskValidation, validate_tasks
 

@@ -25,13 +25,17 @@ class EpisodeCheck:
     score: float | None
     steps: int
     detail: str = ""
+    #: The oracle's episode only: checkpoints that never passed, at reset or after any step (a
+    #: checkpoint no solution reaches pays dense rewards nobody can earn). Empty when the env ran
+    #: without dense checks.
+    unreached: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         if self.score is None:  # a task may lack a wrong solution, and (a foreign task) an oracle
             return self.detail.startswith(f"no {'oracle' if self.variant == 'oracle' else 'wrong solution'}")
         if self.variant == "oracle":
-            return self.score >= 1.0
+            return self.score >= 1.0 and not self.unreached
         if self.variant == "noop":
             return self.score <= 0.0
         return self.score < 1.0
@@ -55,20 +59,40 @@ def options_for(task: Task, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in env_kwargs.items() if accepts_option(task.family, k)}
 
 
-def play(env: Any, actions: Iterable[Any]) -> tuple[dict[str, Any], int]:
+def play(
+    env: Any, actions: Iterable[Any], on_info: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[dict[str, Any], int]:
     """Step ``actions`` until the episode ends, then ``done`` if they did not end it.
 
-    Returns the last step's info and the number of steps taken.
+    Returns the last step's info and the number of steps taken; ``on_info`` sees every step's info.
     """
     info: dict[str, Any] = {}
     steps = 0
     for action in actions:
         _, _, terminated, truncated, info = env.step(action)
         steps += 1
+        if on_info is not None:
+            on_info(info)
         if terminated or truncated:
             return info, steps
     _, _, _, _, info = env.step("done")
+    if on_info is not None:
+        on_info(info)
     return info, steps + 1
+
+
+class Checkpoints:
+    """Which checkpoints an episode's infos named, and which of them passed at least once."""
+
+    def __init__(self) -> None:
+        self.named: dict[str, bool] = {}
+
+    def see(self, info: dict[str, Any]) -> None:
+        for name, passed in (info.get("checks") or {}).items():
+            self.named[name] = self.named.get(name, False) or bool(passed)
+
+    def unreached(self) -> tuple[str, ...]:
+        return tuple(name for name, passed in self.named.items() if not passed)
 
 
 def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> EpisodeCheck:
@@ -76,7 +100,9 @@ def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> Episode
     env = None
     try:
         env = agentenvs.make(task, **options_for(task, env_kwargs))
-        env.reset(seed=0)
+        _, first = env.reset(seed=0)
+        checks = Checkpoints()
+        checks.see(first)
         if variant == "noop":
             actions: list[Any] = ["done"]
         else:
@@ -85,12 +111,14 @@ def run_variant(task: Task, variant: str, env_kwargs: dict[str, Any]) -> Episode
             except NotImplementedError as exc:
                 what = "no wrong solution" if variant == "wrong" else "no oracle"
                 return EpisodeCheck(task.full_id, variant, None, 0, f"{what} ({exc})")
-        info, steps = play(env, actions)
+        info, steps = play(env, actions, checks.see)
         if info.get("error_kind") == "infra":
             return EpisodeCheck(task.full_id, variant, None, steps, f"infra error: {info.get('error')}")
-        return EpisodeCheck(
-            task.full_id, variant, float(info.get("score", 0.0)), steps, str(info.get("verifier_detail", ""))
-        )
+        unreached = checks.unreached() if variant == "oracle" else ()
+        detail = str(info.get("verifier_detail", ""))
+        if unreached:
+            detail = f"checkpoints the oracle never passed: {', '.join(unreached)}\n{detail}"
+        return EpisodeCheck(task.full_id, variant, float(info.get("score", 0.0)), steps, detail, unreached)
     except Exception as exc:  # a broken task must show up in the table, not abort the run
         return EpisodeCheck(task.full_id, variant, None, 0, f"{type(exc).__name__}: {exc}")
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import agentenvs
+from agentenvs.core.task import Checkpoint
 from agentenvs.validate import validate_tasks
 
 HARBOR_PLAIN = {"terminal/harbor-count-lines", "terminal/harbor-fix-script"}
@@ -51,3 +52,21 @@ def test_every_task_validates(backend: str, request: pytest.FixtureRequest) -> N
         assert result.episodes["oracle"].score == 1.0
         assert result.episodes["noop"].score == 0.0
         assert result.episodes["wrong"].score is not None and result.episodes["wrong"].score < 1.0
+
+
+def test_a_checkpoint_the_oracle_never_passes_fails_validation() -> None:
+    task = agentenvs.get_task("terminal/json-group-by-city")
+    unreachable = Checkpoint(check="command_exit", args={"command": "test -e /app/never-made"}, name="never")
+    config = task.config.model_copy(update={"checkpoints": [*task.config.checkpoints, unreachable]})
+    (broken,) = validate_tasks([task.model_copy(update={"config": config})], env_kwargs={"backend": "local"})
+    oracle = broken.episodes["oracle"]
+    assert oracle.score == 1.0 and oracle.unreached == ("never",)
+    assert not oracle.ok and not broken.ok
+    assert oracle.detail.startswith("checkpoints the oracle never passed: never")
+    (sound,) = validate_tasks([task], env_kwargs={"backend": "local"})
+    assert sound.ok and sound.episodes["oracle"].unreached == ()
+    # Without dense checks nothing is checked, so nothing is unreached.
+    (unchecked,) = validate_tasks(
+        [task.model_copy(update={"config": config})], {"backend": "local", "dense_checks": False}
+    )
+    assert unchecked.ok
