@@ -294,8 +294,7 @@ def validate(
 ) -> None:
     """Run each task's oracle, a no-op agent and its wrong solution, then the reward-hack audit;
     fail if any scores wrongly, the oracle never passes a checkpoint, or any hack scores above doing
-    nothing. A task that does not load
-    or build is reported; the others run."""
+    nothing. A task that does not load or build is reported; the others run."""
     from agentenvs.validate import VARIANTS, TaskValidation, validate_tasks
 
     tasks, broken = _tasks_or_exit(paths, family)
