@@ -58,7 +58,8 @@ def test_a_checkpoint_the_oracle_never_passes_fails_validation() -> None:
     task = agentenvs.get_task("terminal/json-group-by-city")
     unreachable = Checkpoint(check="command_exit", args={"command": "test -e /app/never-made"}, name="never")
     config = task.config.model_copy(update={"checkpoints": [*task.config.checkpoints, unreachable]})
-    (broken,) = validate_tasks([task.model_copy(update={"config": config})], env_kwargs={"backend": "local"})
+    broken_task = task.model_copy(update={"config": config})
+    (broken,) = validate_tasks([broken_task], env_kwargs={"backend": "local"})
     oracle = broken.episodes["oracle"]
     assert oracle.score == 1.0 and oracle.unreached == ("never",)
     assert not oracle.ok and not broken.ok
@@ -66,7 +67,5 @@ def test_a_checkpoint_the_oracle_never_passes_fails_validation() -> None:
     (sound,) = validate_tasks([task], env_kwargs={"backend": "local"})
     assert sound.ok and sound.episodes["oracle"].unreached == ()
     # Without dense checks nothing is checked, so nothing is unreached.
-    (unchecked,) = validate_tasks(
-        [task.model_copy(update={"config": config})], {"backend": "local", "dense_checks": False}
-    )
+    (unchecked,) = validate_tasks([broken_task], {"backend": "local", "dense_checks": False})
     assert unchecked.ok
