@@ -126,6 +126,8 @@ def test_prepared_page_is_used_by_the_next_reset_of_its_task() -> None:
     env = agentenvs.make("web/miniwob.click-test").unwrapped
     try:
         env.reset(seed=0)
+        assert env._lanes.spare is None, "an env's first episode prepares nothing: it may be its only one"
+        env.reset(seed=2)
         spare = env._lanes.spare
         assert spare is not None and spare.lane != env._lanes.lane
         prepared = spare.future.result(timeout=60)
@@ -145,6 +147,7 @@ def test_prepared_page_for_another_task_is_discarded_and_nothing_outlives_close(
     env = agentenvs.make("web/miniwob.click-test").unwrapped
     try:
         env.reset(seed=0)
+        env.reset(seed=1)
         prepared = env._lanes.spare.future.result(timeout=60)
         obs, _ = env.reset(seed=0, options={"task_id": "web/miniwob.enter-text"})
         assert env._session is not prepared and env._session.page.url.endswith("/miniwob/enter-text.html")

@@ -20,6 +20,30 @@ from agentenvs.core.errors import InfraError
 from agentenvs.envs.web import confined
 
 CHROMIUM = "/usr/bin/chromium"
+#: The omnibox's WebUI popups: headless Chromium builds both for every window (each browser context
+#: opens one), in renderers of their own, about 1.6 CPU-seconds per context that no page ever uses.
+OMNIBOX_POPUPS = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+#: What Playwright turns off with its own ``--disable-features`` (1.65). Chromium keeps only the last
+#: of several such switches, and ours comes last, so it repeats these (tests/web/test_browser.py holds
+#: this list to the installed Playwright's).
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
 #: Without the background-networking flags Chromium keeps calling the (closed) network.
 CHROMIUM_ARGS = [
     "--headless",
@@ -30,6 +54,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-dev-tools",
+    "--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES + OMNIBOX_POPUPS),
 ]
 T = TypeVar("T")
 

@@ -51,8 +51,9 @@ class WebEnv(AgentEnv):
 
     Uploads: ``upload_file`` accepts only names of files in the task's ``uploads/`` directory.
     ``prepare_ahead`` (on by default) makes the next episode's context, and loads its MiniWoB++
-    page, on a second browser lane while the agent works on this one (``lanes.py``); off, one
-    Chromium does everything in turn.
+    page, on a second browser lane while the agent works on this one (``lanes.py``), from the env's
+    second episode on (an env made for one episode, as the harness's are, prepares nothing); off,
+    one Chromium does everything in turn.
     """
 
     family = "web"
@@ -92,6 +93,8 @@ class WebEnv(AgentEnv):
         self._viewport = None if viewport is None else (int(viewport[0]), int(viewport[1]))
         super().__init__(task_id, **kwargs)
         self._lanes = Lanes(browser)
+        #: Episodes begun on this env: the next one is prepared ahead only once the env is reused.
+        self._episodes = 0
         self._sites: dict[str, SiteProcess] = {}
         self._session: Session | None = None
         self._messages: list[str] = []
@@ -226,8 +229,10 @@ class WebEnv(AgentEnv):
             start = self.site_url(spec["start"])
             self._call(lambda b: self._session.goto(start))
         outcome = self._outcome()
-        if self.prepare_ahead:
-            # The next episode (guessed to be this task again) is made on the other lane while the agent works.
+        self._episodes += 1
+        if self.prepare_ahead and self._episodes > 1:
+            # The next episode (guessed to be this task again) is made on the other lane while the agent works;
+            # from an env's second episode on: one made for a single episode (the harness's) would be thrown away.
             self._lanes.prepare(self._spare_key(task), lambda b, t=task: self._open(b, t))
         return outcome
 
